@@ -1,0 +1,32 @@
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "metrics_adapter/api/request_target.h"
+
+namespace metrics_adapter::api {
+
+// One custom.metrics.k8s.io metric request, after routing (api.md §3.2).
+struct CustomMetricRequest {
+  std::string version;         // "v1beta1" | "v1beta2"
+  std::string resource;        // URL segment: "pods", "deployments.apps"; "namespaces" for R3
+  std::string namespace_name;  // "" for root-scoped requests (R1, R3)
+  std::string name;            // object name, or "*" for every object in scope
+  std::string metric;
+  std::string label_selector;         // selects objects (wildcards only)
+  std::string metric_label_selector;  // selects series
+
+  bool namespaced() const { return !namespace_name.empty(); }
+  bool wildcard() const { return name == "*"; }
+};
+
+// `rest` are the path segments after /apis/custom.metrics.k8s.io/<version>. Returns nullopt
+// when no route matches (404); throws ApiError 400 "invalid request path" for
+// namespaces/<ns>/<metric>, as upstream does.
+std::optional<CustomMetricRequest> parseCustomMetricRequest(const std::string& version,
+                                                            std::span<const std::string> rest,
+                                                            const RequestTarget& target);
+
+}  // namespace metrics_adapter::api

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/api/custom_metric_request.h"
+#include "metrics_adapter/discovery/registry.h"
+#include "metrics_adapter/kube/object_lister.h"
+#include "metrics_adapter/kube/rest_mapper.h"
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
+namespace metrics_adapter::api {
+
+using SnapshotSource = std::function<std::shared_ptr<const discovery::RegistrySnapshot>()>;
+
+struct CustomMetricsOptions {
+  std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
+};
+
+// Answers custom.metrics.k8s.io metric requests: registry lookup, object listing, PromQL,
+// Prometheus, MetricValueList. Thread-safe.
+class CustomMetricsHandler {
+ public:
+  // `lister` may be null: wildcard requests with a labelSelector then fail with 503.
+  CustomMetricsHandler(SnapshotSource snapshots, std::shared_ptr<const kube::RestMapper> mapper,
+                       std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                       std::shared_ptr<kube::ObjectLister> lister, CustomMetricsOptions options);
+
+  // The MetricValueList for `request` in its version's shape. Throws ApiError.
+  Json handle(const CustomMetricRequest& request) const;
+
+ private:
+  SnapshotSource snapshots_;
+  std::shared_ptr<const kube::RestMapper> mapper_;
+  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  std::shared_ptr<kube::ObjectLister> lister_;
+  CustomMetricsOptions options_;
+};
+
+// Maps a Prometheus failure to the Status the client sees: unreachable, timeouts and 5xx are
+// 503 ServiceUnavailable; Prometheus rejecting the query is 500 with its message.
+ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context);
+
+// RFC 3339, UTC, second precision ("2024-05-01T12:00:00Z").
+std::string formatTimestamp(double seconds_since_epoch);
+
+}  // namespace metrics_adapter::api

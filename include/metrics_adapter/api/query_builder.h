@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/discovery/compiled_rule.h"
+#include "metrics_adapter/kube/rest_mapper.h"
+#include "metrics_adapter/promql/label_selector.h"
+
+namespace metrics_adapter::api {
+
+// What a custom-metric request asks Prometheus for.
+struct CustomQuerySpec {
+  const discovery::CompiledRule* rule = nullptr;
+  std::string series;              // .Series
+  kube::ResourceInfo resource;     // the objects' resource
+  std::string namespace_name;      // adds the namespace matcher when non-empty
+  std::vector<std::string> names;  // object names; empty with any_name = every object
+  bool any_name = false;
+  promql::LabelSelector metric_selector;
+};
+
+struct BuiltQuery {
+  std::string promql;
+  std::string resource_label;  // the label that carries object names in the answer
+};
+
+// Renders the rule's metricsQuery with .LabelMatchers in upstream order (selector matchers by
+// key, then namespace, then object names). Throws ApiError: 404 when the rule maps no label
+// to the resource or to namespaces, 400 for selector operators PromQL cannot express, 500 for
+// template failures.
+BuiltQuery buildCustomQuery(const CustomQuerySpec& spec, const kube::RestMapper& mapper);
+
+}  // namespace metrics_adapter::api

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <chrono>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "metrics_adapter/discovery/relister.h"
+#include "metrics_adapter/prometheus/prometheus_client.h"
+#include "metrics_adapter/server/https_server.h"
+
+namespace metrics_adapter::app {
+
+// Everything the command line decides.
+struct AdapterOptions {
+  std::string config_file;
+  prometheus::PrometheusClientOptions prometheus;
+  std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
+  discovery::RelistOptions relist;
+  server::ServerOptions server;
+  int verbosity = 0;
+  bool show_help = false;
+  bool show_version = false;
+};
+
+// A command-line problem; what() names the flag.
+class FlagError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Parses prometheus-adapter-compatible flags (`--name=value`, `--name value`, `-name=value`).
+// Unknown flags, and upstream flags not implemented yet, are FlagErrors, never ignored.
+AdapterOptions parseFlags(std::span<const std::string> args);
+
+// Go time.ParseDuration syntax ("1m", "1h30m", "500ms", "1.5s"); throws FlagError.
+std::chrono::milliseconds parseGoDuration(std::string_view text);
+
+std::string usage();
+
+}  // namespace metrics_adapter::app

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrics_adapter::config {
+
+// A config problem. what() always reads "<file>: <yaml path>: <problem>", e.g.
+// "config.yaml: rules[3].name.matches: invalid regex \"(\": missing ): ( (line 14)"; the
+// " (line N)" suffix is there when the YAML line is known.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GroupResourceRef {
+  std::string group;     // "" = core (or guessed by the REST mapper)
+  std::string resource;  // singular or plural, as written
+};
+
+struct ResourceMapping {
+  std::string template_text;                          // resources.template ("" = none)
+  std::map<std::string, GroupResourceRef> overrides;  // label -> group-resource
+  bool namespaced = true;                             // externalRules only
+};
+
+struct SeriesFilter {
+  bool is = true;       // true: `is`, false: `isNot`
+  std::string pattern;  // RE2 syntax, validated at load
+};
+
+struct NameMapping {
+  std::string matches;  // "" = whole series name
+  std::string as;       // "" = default ($0 / $1), resolved by the naming module
+};
+
+// One entry of `rules` or `externalRules` (prometheus-adapter's DiscoveryRule).
+struct DiscoveryRule {
+  std::string series_query;
+  std::vector<SeriesFilter> series_filters;
+  ResourceMapping resources;
+  NameMapping name;
+  std::string metrics_query;
+};
+
+struct ResourceRule {
+  std::string container_query;
+  std::string node_query;
+  ResourceMapping resources;
+  std::string container_label;
+};
+
+// resourceRules: parsed and validated so upstream configs load; metrics.k8s.io is not served.
+struct ResourceRules {
+  ResourceRule cpu;
+  ResourceRule memory;
+  std::string window;  // Prometheus duration, e.g. "1m"
+};
+
+struct AdapterConfig {
+  std::string source;  // file name used in error messages
+  std::vector<DiscoveryRule> rules;
+  std::vector<DiscoveryRule> external_rules;
+  std::optional<ResourceRules> resource_rules;
+  // 1-based YAML line of each value, keyed by YAML path ("rules[1].metricsQuery"), so later
+  // stages can point at the line too. Empty for configs built in code.
+  std::map<std::string, int, std::less<>> lines;
+};
+
+// "<source>: <path>: <problem> (line N)" with the line of `path` from `config.lines` when known;
+// the form every ConfigError uses. An empty `path` gives "<source>: <problem>".
+std::string formatConfigError(const AdapterConfig& config, std::string_view path,
+                              std::string_view problem);
+
+// Parses YAML in strict mode (unknown keys, duplicate keys, wrong types are errors) and checks
+// what can be checked without templates: regexes compile (RE2), exactly one of is/isNot,
+// name.as present when matches has two or more capture groups. Throws ConfigError.
+AdapterConfig parseConfig(std::string_view yaml_text, const std::string& source_name);
+
+// Reads and parses `path`; unreadable file -> ConfigError naming it.
+AdapterConfig loadConfigFile(const std::string& path);
+
+}  // namespace metrics_adapter::config

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "metrics_adapter/discovery/compiled_rule.h"
+#include "metrics_adapter/kube/rest_mapper.h"
+
+namespace metrics_adapter::discovery {
+
+// What one rule found in one relist: API metric name -> the series behind it and the
+// resources its labels name. Only names are kept, never label values.
+struct RuleFindings {
+  struct Metric {
+    std::string series_name;
+    std::vector<kube::ResourceInfo> resources;  // custom rules only
+  };
+  std::map<std::string, Metric, std::less<>> metrics;
+  std::size_t series_seen = 0;
+};
+
+// A custom metric the adapter serves: (resource, scope, metric name) -> rule and series.
+struct CustomMetric {
+  kube::ResourceInfo resource;
+  std::string metric;
+  std::string series_name;
+  std::shared_ptr<const CompiledRule> rule;
+};
+
+struct ExternalMetric {
+  std::string metric;
+  std::string series_name;
+  std::shared_ptr<const CompiledRule> rule;
+};
+
+// An immutable view of everything discovered; the request path reads it without locks.
+class RegistrySnapshot {
+ public:
+  // Merges per-rule findings in rule order; on a name collision the later rule wins
+  // (prometheus-adapter does the same).
+  RegistrySnapshot(const std::vector<std::shared_ptr<const CompiledRule>>& rules,
+                   const std::vector<std::shared_ptr<const RuleFindings>>& findings);
+  RegistrySnapshot() = default;
+
+  // `group_resource` as in URLs ("pods", "deployments.apps"); nullptr when not served.
+  const CustomMetric* findCustom(std::string_view group_resource, std::string_view metric) const;
+  const ExternalMetric* findExternal(std::string_view metric) const;
+
+  // Served custom metric names closest to `metric` (for "did you mean" hints), best first.
+  std::vector<std::string> similarCustomNames(std::string_view metric, std::size_t limit) const;
+
+  // Sorted by (group_resource, metric).
+  const std::vector<CustomMetric>& customMetrics() const { return custom_; }
+  const std::vector<ExternalMetric>& externalMetrics() const { return external_; }
+
+ private:
+  std::vector<CustomMetric> custom_;
+  std::vector<ExternalMetric> external_;
+  std::map<std::pair<std::string, std::string>, std::size_t, std::less<>> custom_index_;
+  std::map<std::string, std::size_t, std::less<>> external_index_;
+};
+
+}  // namespace metrics_adapter::discovery

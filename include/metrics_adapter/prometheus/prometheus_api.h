@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrics_adapter::prometheus {
+
+using Clock = std::chrono::system_clock;
+
+struct Sample {
+  std::map<std::string, std::string> labels;  // includes __name__ when Prometheus returns it
+  double value = 0;
+  double timestamp = 0;  // seconds since the epoch, as Prometheus reports it
+};
+
+struct QueryResult {
+  enum class Type { kVector, kScalar, kMatrix, kString };
+  Type type = Type::kVector;
+  std::vector<Sample> samples;  // vector: one per series; scalar: one without labels;
+                                // matrix/string: empty (callers treat them as errors)
+  std::vector<std::string> warnings;
+};
+
+// Called once per series of a /api/v1/series answer, while the answer is being parsed.
+// `label_names` excludes __name__. The views are valid only during the call.
+using SeriesVisitor =
+    std::function<void(std::string_view metric_name, const std::vector<std::string_view>& label_names)>;
+
+// Why a call failed; the API layer maps kUnreachable/kTimeout/kHttpStatus(5xx) to 503.
+class PrometheusError : public std::runtime_error {
+ public:
+  enum class Kind {
+    kUnreachable,  // connection refused, DNS, TLS handshake
+    kTimeout,      // deadline passed
+    kHttpStatus,   // non-2xx without a Prometheus error body
+    kApiError,     // {"status":"error"}: message is "<errorType>: <error>"
+    kBadResponse,  // undecodable / truncated / too large body
+  };
+  PrometheusError(Kind kind, int http_status, const std::string& message)
+      : std::runtime_error(message), kind_(kind), http_status_(http_status) {}
+  Kind kind() const { return kind_; }
+  int httpStatus() const { return http_status_; }  // 0 when no response
+
+ private:
+  Kind kind_;
+  int http_status_;
+};
+
+// The Prometheus HTTP API as the adapter uses it. Implementations are thread-safe.
+class PrometheusApi {
+ public:
+  virtual ~PrometheusApi() = default;
+
+  // GET/POST /api/v1/query with query, time and timeout. Throws PrometheusError.
+  virtual QueryResult query(const std::string& promql, Clock::time_point at,
+                            std::chrono::milliseconds timeout) = 0;
+
+  // /api/v1/series with match[]=selector and start; streams each series to `visitor`
+  // without holding the whole answer. Throws PrometheusError.
+  virtual void series(const std::string& selector, Clock::time_point start,
+                      std::chrono::milliseconds timeout, const SeriesVisitor& visitor) = 0;
+};
+
+}  // namespace metrics_adapter::prometheus

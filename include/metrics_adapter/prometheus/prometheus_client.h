@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
+namespace metrics_adapter::prometheus {
+
+struct PrometheusClientOptions {
+  std::string url = "https://localhost";  // --prometheus-url; its path is kept as a prefix and
+                                          // its query parameters are kept on every call
+  std::string verb = "GET";               // --prometheus-verb: GET or POST
+  std::vector<std::pair<std::string, std::string>> headers;  // --prometheus-header name=value
+  std::string token_file;       // --prometheus-token-file: trimmed, re-read when it changes
+  std::string ca_file;          // --prometheus-ca-file: added to the system roots
+  std::string client_cert_file;  // --prometheus-client-tls-cert-file
+  std::string client_key_file;   // --prometheus-client-tls-key-file
+  std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
+  std::size_t post_threshold_bytes = 2048;  // GET queries longer than this go by POST
+  std::size_t max_response_bytes = 256u << 20;  // larger answers fail as kBadResponse
+  // How often at most the token file's mtime/size/inode is compared to decide on a re-read.
+  std::chrono::milliseconds token_recheck_interval{5000};
+};
+
+// cpprestsdk-based client. Validates options in the constructor (bad verb, unreadable files,
+// bad URL -> std::invalid_argument with a message naming the flag).
+// Calls block the calling thread until the answer or the deadline, which is the call's timeout
+// capped by client_timeout (a timeout <= 0 means client_timeout); do not call them from
+// cpprestsdk's own thread pool. Redirects are not followed (a 3xx fails as kHttpStatus).
+class PrometheusClient : public PrometheusApi {
+ public:
+  explicit PrometheusClient(PrometheusClientOptions options);
+  ~PrometheusClient() override;
+
+  QueryResult query(const std::string& promql, Clock::time_point at,
+                    std::chrono::milliseconds timeout) override;
+  void series(const std::string& selector, Clock::time_point start,
+              std::chrono::milliseconds timeout, const SeriesVisitor& visitor) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses a /api/v1/query JSON answer (pure; used by the client and by tests).
+// Throws PrometheusError(kApiError) for status "error", kBadResponse for malformed JSON.
+QueryResult parseQueryResponse(std::string_view body);
+
+}  // namespace metrics_adapter::prometheus

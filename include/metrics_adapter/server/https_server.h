@@ -1,0 +1,83 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace metrics_adapter::server {
+
+struct HttpRequest {
+  std::string method;  // "GET"
+  std::string target;  // raw request target, e.g. "/apis/x/v1beta1/namespaces/a/pods/%2A/m?x=1"
+  std::vector<std::pair<std::string, std::string>> headers;  // repeated headers kept, in order
+  std::string body;
+  std::string remote_address;
+  // PEM of the verified-or-not client certificate chain the peer presented (leaf first);
+  // empty when none. Verification is the caller's job (delegated auth).
+  std::vector<std::string> peer_certificates_pem;
+
+  // First value of a header (case-insensitive name), or "".
+  std::string header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  std::string body;
+};
+
+// Called on a worker thread (never an I/O thread); may block (e.g. on Prometheus).
+using RequestHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct ServerOptions {
+  std::string bind_address = "0.0.0.0";
+  std::uint16_t port = 6443;  // 0 = pick a free port (see HttpsServer::port())
+  std::string tls_cert_file;  // with tls_key_file; else a self-signed pair in cert_dir
+  std::string tls_key_file;
+  std::string cert_dir = "apiserver.local.config/certificates";
+  std::string tls_min_version = "VersionTLS12";  // VersionTLS12 | VersionTLS13
+  std::vector<std::string> tls_cipher_suites;    // Go/IANA names; empty = forward-secret AEAD
+  std::size_t max_header_bytes = 1 << 20;        // larger -> 431 and close
+  std::size_t max_body_bytes = 1 << 20;          // larger -> 413 and close
+  std::size_t max_connections = 1024;            // further accepts are closed at once
+  std::size_t max_in_flight = 400;               // queued+running handlers; over -> 429
+  std::chrono::seconds header_timeout{10};       // time to receive a full header
+  std::chrono::seconds request_timeout{60};      // handler deadline -> 504 Status
+  std::chrono::seconds idle_timeout{90};         // keep-alive idle
+  unsigned io_threads = 2;
+  unsigned worker_threads = 8;
+  // How often, at most, the certificate and key files are checked for rotation (on accept).
+  std::chrono::milliseconds cert_reload_interval{5000};
+};
+
+// HTTPS/1.1 server on Boost.Beast with bounded header/body sizes, connection count, in-flight
+// requests and timeouts. TLS >= 1.2, ALPN http/1.1 only, client certificates requested (not
+// required). Errors it answers itself (413, 429, 431, 503, 504) carry a Kubernetes Status body.
+class HttpsServer {
+ public:
+  HttpsServer(ServerOptions options, RequestHandler handler);
+  ~HttpsServer();  // stops
+
+  // Loads or generates the certificate, binds and starts the threads. Throws
+  // std::runtime_error with a clear message (bad cert/key, port in use).
+  void start();
+  // Stops accepting, finishes in-flight requests (up to `drain`), joins the threads. A handler
+  // still running after `drain` is not interrupted: stop() waits for it to return (its response
+  // is dropped). Must not be called from the handler. Idempotent.
+  void stop(std::chrono::seconds drain = std::chrono::seconds(10));
+
+  std::uint16_t port() const;  // the bound port (useful with port 0)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace metrics_adapter::server

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what building, testing and the demo need, from Debian 12 packages only.
+# Does nothing for packages that are already there, so it is cheap to run every time.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libcpprest-dev libboost-dev libboost-system-dev libssl-dev
+  nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev
+  prometheus curl openssl python3 clang-format
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+# kubectl: any kubectl on PATH will do; Debian ships one in kubernetes-client.
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi

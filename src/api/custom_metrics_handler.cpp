@@ -1,0 +1,218 @@
+#include "metrics_adapter/api/custom_metrics_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "metrics_adapter/api/query_builder.h"
+#include "metrics_adapter/promql/quantity.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+std::string notFoundMessage(const std::string& metric, const std::string& resource) {
+  return "the server could not find the metric " + metric + " for " + resource;
+}
+
+promql::LabelSelector parseSelector(const std::string& text, const char* parameter) {
+  try {
+    return promql::parseLabelSelector(text);
+  } catch (const promql::SelectorError& e) {
+    throw ApiError::badRequest(std::string("invalid ") + parameter + " \"" + text +
+                               "\": " + e.what());
+  }
+}
+
+struct ObjectValue {
+  std::string value;
+  double timestamp = 0;
+};
+
+Json describedObject(const kube::ResourceInfo& resource, const std::string& namespace_name,
+                     const std::string& name) {
+  Json object = {{"kind", resource.kind}};
+  if (!namespace_name.empty()) object["namespace"] = namespace_name;
+  object["name"] = name;
+  object["apiVersion"] = resource.apiVersion();
+  return object;
+}
+
+Json metricValue(const CustomMetricRequest& request, const kube::ResourceInfo& resource,
+                 const std::string& name, const ObjectValue& value, const Json& selector) {
+  Json item = {{"describedObject", describedObject(resource, request.namespace_name, name)}};
+  if (request.version == "v1beta1") {
+    item["metricName"] = request.metric;
+    item["timestamp"] = formatTimestamp(value.timestamp);
+    item["value"] = value.value;
+    item["selector"] = selector;
+  } else {
+    item["metric"] = {{"name", request.metric}, {"selector", selector}};
+    item["timestamp"] = formatTimestamp(value.timestamp);
+    item["value"] = value.value;
+  }
+  return item;
+}
+
+Json metricValueList(const std::string& version, Json items) {
+  return Json{{"kind", "MetricValueList"},
+              {"apiVersion", "custom.metrics.k8s.io/" + version},
+              {"metadata", Json::object()},
+              {"items", std::move(items)}};
+}
+
+}  // namespace
+
+CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
+                                           std::shared_ptr<const kube::RestMapper> mapper,
+                                           std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                                           std::shared_ptr<kube::ObjectLister> lister,
+                                           CustomMetricsOptions options)
+    : snapshots_(std::move(snapshots)),
+      mapper_(std::move(mapper)),
+      prometheus_(std::move(prometheus)),
+      lister_(std::move(lister)),
+      options_(options) {}
+
+Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
+  auto resource = mapper_->parseGroupResource(request.resource);
+  if (!resource) {
+    throw ApiError::notFound(notFoundMessage(request.metric, request.resource) +
+                             ": unknown resource \"" + request.resource + "\"");
+  }
+  const std::string group_resource = resource->groupResource();
+  auto snapshot = snapshots_();
+  const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, request.metric);
+  if (!metric) {
+    std::string message = notFoundMessage(request.metric, group_resource);
+    auto similar = snapshot->similarCustomNames(request.metric, 3);
+    if (!similar.empty()) {
+      message += " (similar metrics:";
+      for (const auto& name : similar) message += " " + name;
+      message += ")";
+    }
+    throw ApiError::notFound(message);
+  }
+  if (resource->namespaced != request.namespaced()) {
+    throw ApiError::notFound(
+        notFoundMessage(request.metric, group_resource) + ": " + group_resource + " are " +
+        (resource->namespaced ? "namespaced" : "cluster-scoped") + ", use the " +
+        (resource->namespaced ? "namespaces/<namespace>/" : "cluster-scoped ") + "path");
+  }
+
+  auto metric_selector = parseSelector(request.metric_label_selector, "metricLabelSelector");
+  CustomQuerySpec spec;
+  spec.rule = metric->rule.get();
+  spec.series = metric->series_name;
+  spec.resource = *resource;
+  spec.namespace_name = request.namespace_name;
+  spec.metric_selector = metric_selector;
+  std::set<std::string> wanted;  // empty with any_name: keep every object Prometheus names
+  if (!request.wildcard()) {
+    spec.names = {request.name};
+    wanted.insert(request.name);
+  } else {
+    auto object_selector = parseSelector(request.label_selector, "labelSelector");
+    if (object_selector.empty()) {
+      spec.any_name = true;
+    } else {
+      if (!lister_) {
+        throw ApiError::unavailable(
+            "selecting " + group_resource +
+            " by labelSelector needs the Kubernetes API, which this adapter was not given");
+      }
+      std::vector<std::string> names;
+      try {
+        names = lister_->listNames(*resource, request.namespace_name, object_selector);
+      } catch (const std::exception& e) {
+        throw ApiError::unavailable("unable to list matching " + group_resource + ": " + e.what());
+      }
+      if (names.empty()) return metricValueList(request.version, Json::array());
+      spec.names = names;
+      wanted.insert(names.begin(), names.end());
+    }
+  }
+
+  BuiltQuery query = buildCustomQuery(spec, *mapper_);
+  spdlog::debug("metric {} on {}: {}", request.metric, group_resource, query.promql);
+  prometheus::QueryResult result;
+  try {
+    result = prometheus_->query(query.promql, prometheus::Clock::now(), options_.query_timeout);
+  } catch (const prometheus::PrometheusError& e) {
+    throw prometheusFailure(e, "query for metric " + request.metric + " on " + group_resource);
+  }
+  if (result.type != prometheus::QueryResult::Type::kVector) {
+    throw ApiError::internal("metricsQuery of " + metric->rule->id +
+                             " must return an instant vector; Prometheus returned another type");
+  }
+
+  std::map<std::string, ObjectValue> values;  // sorted by name: deterministic output
+  std::size_t skipped = 0;
+  for (const auto& sample : result.samples) {
+    auto label = sample.labels.find(query.resource_label);
+    if (label == sample.labels.end() || label->second.empty()) continue;
+    if (!wanted.empty() && !wanted.count(label->second)) continue;
+    auto quantity = promql::sampleToQuantity(sample.value);
+    if (!quantity) {
+      ++skipped;
+      continue;
+    }
+    // Several samples for one object: the last wins, as upstream.
+    values[label->second] = ObjectValue{*quantity, sample.timestamp};
+  }
+  if (skipped > 0) {
+    spdlog::debug("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
+                  group_resource, skipped);
+  }
+
+  Json selector = promql::toLabelSelectorJson(metric_selector);
+  Json items = Json::array();
+  if (!request.wildcard()) {
+    auto found = values.find(request.name);
+    if (found == values.end()) {
+      throw ApiError::notFound(notFoundMessage(request.metric, group_resource) + " " +
+                               request.name);
+    }
+    items.push_back(metricValue(request, *resource, request.name, found->second, selector));
+  } else {
+    for (const auto& [name, value] : values) {
+      items.push_back(metricValue(request, *resource, name, value, selector));
+    }
+  }
+  return metricValueList(request.version, std::move(items));
+}
+
+ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {
+  spdlog::warn("Prometheus failed for {}: {}", context, error.what());
+  using Kind = prometheus::PrometheusError::Kind;
+  switch (error.kind()) {
+    case Kind::kUnreachable:
+    case Kind::kTimeout:
+      return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
+                                   std::string(error.what()));
+    case Kind::kHttpStatus:
+      if (error.httpStatus() >= 500 || error.httpStatus() == 429) {
+        return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
+                                     std::string(error.what()));
+      }
+      [[fallthrough]];
+    case Kind::kApiError:
+    case Kind::kBadResponse:
+      break;
+  }
+  return ApiError::internal("unable to fetch metrics: " + std::string(error.what()));
+}
+
+std::string formatTimestamp(double seconds_since_epoch) {
+  if (!std::isfinite(seconds_since_epoch) || seconds_since_epoch < 0) seconds_since_epoch = 0;
+  std::time_t seconds = static_cast<std::time_t>(seconds_since_epoch);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+}  // namespace metrics_adapter::api

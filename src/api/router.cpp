@@ -1,0 +1,164 @@
+#include "metrics_adapter/api/router.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <span>
+
+#include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/request_target.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+constexpr const char* kNotFoundMessage = "the server could not find the requested resource";
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// JSON is served when the client accepts it at all (api.md §2.3): the HPA lists protobuf
+// first but also */*, and decodes by our Content-Type.
+bool acceptsJson(const std::string& accept) {
+  if (accept.empty()) return true;
+  std::size_t begin = 0;
+  while (begin <= accept.size()) {
+    std::size_t end = accept.find(',', begin);
+    if (end == std::string::npos) end = accept.size();
+    std::string_view range(accept.data() + begin, end - begin);
+    range = range.substr(0, range.find(';'));
+    while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
+    while (!range.empty() && range.back() == ' ') range.remove_suffix(1);
+    if (range == "*/*" || range == "application/*" || range == "application/json") return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+bool wantsPretty(const server::HttpRequest& request, const RequestTarget& target) {
+  std::string pretty = target.get("pretty");
+  if (pretty == "true" || pretty == "1") return true;
+  std::string agent = request.header("User-Agent");
+  return startsWith(agent, "curl") || startsWith(agent, "Wget") || startsWith(agent, "Mozilla/5.0");
+}
+
+server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
+  server::HttpResponse response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = pretty ? body.dump(2) : body.dump();
+  response.body += '\n';
+  return response;
+}
+
+server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
+  return jsonResponse(error.code(),
+                      statusObject(error.code(), error.reason(), error.what(), error.details()),
+                      pretty);
+}
+
+}  // namespace
+
+Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
+               HealthChecks health, std::string version)
+    : custom_metrics_(std::move(custom_metrics)),
+      snapshots_(std::move(snapshots)),
+      health_(std::move(health)),
+      version_(std::move(version)) {}
+
+server::HttpResponse Router::handle(const server::HttpRequest& request) const {
+  auto began = std::chrono::steady_clock::now();
+  server::HttpResponse response = route(request);
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - began)
+                    .count();
+  spdlog::debug("{} {} {} {}us", request.method, request.target, response.status, micros);
+  return response;
+}
+
+server::HttpResponse Router::route(const server::HttpRequest& request) const {
+  bool pretty = false;
+  try {
+    RequestTarget target = parseRequestTarget(request.target);
+    pretty = wantsPretty(request, target);
+    const auto& parts = target.segments;
+
+    if (parts.size() == 1 &&
+        (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz")) {
+      bool verbose = target.has("verbose");
+      if (parts[0] == "readyz") {
+        std::vector<HealthCheck> checks = health_.live;
+        checks.insert(checks.end(), health_.ready.begin(), health_.ready.end());
+        return health(parts[0], checks, verbose);
+      }
+      return health(parts[0], health_.live, verbose);
+    }
+    if (request.method != "GET" && request.method != "HEAD") {
+      throw ApiError(405, "MethodNotAllowed",
+                     "the server does not allow this method on the requested resource",
+                     Json::object());
+    }
+    if (!acceptsJson(request.header("Accept"))) {
+      throw ApiError(406, "NotAcceptable",
+                     "only the following media types are accepted: application/json");
+    }
+    if (parts.size() == 1 && parts[0] == "version") {
+      return jsonResponse(200, Json{{"gitVersion", "v" + version_}, {"platform", "linux/amd64"}},
+                          pretty);
+    }
+    if (parts.empty() || parts[0] != "apis") {
+      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    }
+    if (parts.size() == 1) return jsonResponse(200, apiGroupList(), pretty);
+    if (parts[1] != kCustomMetricsGroup) {
+      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    }
+    if (parts.size() == 2) return jsonResponse(200, customMetricsGroup(), pretty);
+    const std::string& version = parts[2];
+    if (!isCustomMetricsVersion(version)) {
+      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    }
+    if (parts.size() == 3) {
+      return jsonResponse(200, customMetricsResourceList(version, *snapshots_()), pretty);
+    }
+    auto rest = std::span<const std::string>(parts).subspan(3);
+    auto metric_request = parseCustomMetricRequest(version, rest, target);
+    if (!metric_request) throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    return jsonResponse(200, custom_metrics_->handle(*metric_request), pretty);
+  } catch (const ApiError& error) {
+    if (error.code() >= 500)
+      spdlog::warn("{} {}: {}", request.method, request.target, error.what());
+    return errorResponse(error, pretty);
+  } catch (const std::exception& error) {
+    spdlog::error("{} {}: unexpected error: {}", request.method, request.target, error.what());
+    return errorResponse(ApiError::internal("unexpected error, see the adapter log"), pretty);
+  }
+}
+
+server::HttpResponse Router::health(const std::string& endpoint,
+                                    const std::vector<HealthCheck>& checks, bool verbose) const {
+  std::string report;
+  bool healthy = true;
+  for (const auto& check : checks) {
+    auto failure = check.check();
+    if (failure) {
+      healthy = false;
+      spdlog::info("{} check {} failed: {}", endpoint, check.name, *failure);
+      report += "[-]" + check.name + " failed: reason withheld\n";
+    } else {
+      report += "[+]" + check.name + " ok\n";
+    }
+  }
+  server::HttpResponse response;
+  response.content_type = "text/plain; charset=utf-8";
+  response.status = healthy ? 200 : 500;
+  if (healthy && !verbose) {
+    response.body = "ok";
+  } else {
+    response.body = report + endpoint + (healthy ? " check passed\n" : " check failed\n");
+  }
+  return response;
+}
+
+}  // namespace metrics_adapter::api

@@ -1,0 +1,289 @@
+#include "metrics_adapter/app/flags.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace metrics_adapter::app {
+namespace {
+
+struct Flag {
+  std::string help;
+  bool boolean = false;
+  std::function<void(AdapterOptions&, const std::string&)> apply;
+};
+
+std::chrono::seconds parseSeconds(const std::string& value) {
+  return std::chrono::duration_cast<std::chrono::seconds>(parseGoDuration(value));
+}
+
+long parseInteger(const std::string& name, const std::string& value, long min, long max) {
+  long result = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
+  if (error != std::errc() || end != value.data() + value.size() || result < min || result > max) {
+    throw FlagError("--" + name + ": \"" + value + "\" is not a whole number from " +
+                    std::to_string(min) + " to " + std::to_string(max));
+  }
+  return result;
+}
+
+bool parseBool(const std::string& name, const std::string& value) {
+  if (value == "true" || value == "1" || value == "t" || value == "TRUE" || value == "True") {
+    return true;
+  }
+  if (value == "false" || value == "0" || value == "f" || value == "FALSE" || value == "False") {
+    return false;
+  }
+  throw FlagError("--" + name + ": \"" + value + "\" is not a boolean");
+}
+
+std::vector<std::string> splitList(const std::string& value) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= value.size()) {
+    std::size_t end = value.find(',', begin);
+    if (end == std::string::npos) end = value.size();
+    if (end > begin) items.push_back(value.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
+const std::map<std::string, Flag>& flagTable() {
+  static const std::map<std::string, Flag> table = {
+      {"config",
+       {"path to the rules file (prometheus-adapter format); required", false,
+        [](AdapterOptions& o, const std::string& v) { o.config_file = v; }}},
+      {"prometheus-url",
+       {"Prometheus base URL (default https://localhost)", false,
+        [](AdapterOptions& o, const std::string& v) { o.prometheus.url = v; }}},
+      {"prometheus-verb",
+       {"HTTP verb for Prometheus queries: GET or POST (default GET)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          if (v != "GET" && v != "POST") {
+            throw FlagError("--prometheus-verb: must be GET or POST, not \"" + v + "\"");
+          }
+          o.prometheus.verb = v;
+        }}},
+      {"prometheus-header",
+       {"extra header name=value on every Prometheus call; repeatable", false,
+        [](AdapterOptions& o, const std::string& v) {
+          auto eq = v.find('=');
+          if (eq == 0 || v.empty()) {
+            throw FlagError("--prometheus-header: expected name=value, got \"" + v + "\"");
+          }
+          o.prometheus.headers.emplace_back(v.substr(0, eq),
+                                            eq == std::string::npos ? "" : v.substr(eq + 1));
+        }}},
+      {"prometheus-token-file",
+       {"bearer token file (trimmed, re-read when it changes)", false,
+        [](AdapterOptions& o, const std::string& v) { o.prometheus.token_file = v; }}},
+      {"prometheus-ca-file",
+       {"CA bundle trusted for Prometheus, added to the system roots", false,
+        [](AdapterOptions& o, const std::string& v) { o.prometheus.ca_file = v; }}},
+      {"prometheus-client-tls-cert-file",
+       {"client certificate for Prometheus", false,
+        [](AdapterOptions& o, const std::string& v) { o.prometheus.client_cert_file = v; }}},
+      {"prometheus-client-tls-key-file",
+       {"client key for Prometheus", false,
+        [](AdapterOptions& o, const std::string& v) { o.prometheus.client_key_file = v; }}},
+      {"prometheus-timeout",
+       {"deadline of one Prometheus query (default 10s)", false,
+        [](AdapterOptions& o, const std::string& v) { o.query_timeout = parseGoDuration(v); }}},
+      {"metrics-relist-interval",
+       {"how often to rediscover series (default 1m)", false,
+        [](AdapterOptions& o, const std::string& v) { o.relist.interval = parseGoDuration(v); }}},
+      {"metrics-max-age",
+       {"discovery look-back window (default 2 x relist interval)", false,
+        [](AdapterOptions& o, const std::string& v) { o.relist.max_age = parseGoDuration(v); }}},
+      {"secure-port",
+       {"HTTPS port (default 443)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.port = static_cast<std::uint16_t>(parseInteger("secure-port", v, 0, 65535));
+        }}},
+      {"bind-address",
+       {"address to listen on (default 0.0.0.0)", false,
+        [](AdapterOptions& o, const std::string& v) { o.server.bind_address = v; }}},
+      {"cert-dir",
+       {"where a self-signed certificate is kept when no --tls-cert-file is given", false,
+        [](AdapterOptions& o, const std::string& v) { o.server.cert_dir = v; }}},
+      {"tls-cert-file",
+       {"serving certificate (PEM); reloaded when it changes", false,
+        [](AdapterOptions& o, const std::string& v) { o.server.tls_cert_file = v; }}},
+      {"tls-private-key-file",
+       {"serving key (PEM)", false,
+        [](AdapterOptions& o, const std::string& v) { o.server.tls_key_file = v; }}},
+      {"tls-min-version",
+       {"VersionTLS12 (default) or VersionTLS13", false,
+        [](AdapterOptions& o, const std::string& v) {
+          if (v != "VersionTLS12" && v != "VersionTLS13") {
+            throw FlagError(
+                "--tls-min-version: must be VersionTLS12 or "
+                "VersionTLS13, not \"" +
+                v + "\"");
+          }
+          o.server.tls_min_version = v;
+        }}},
+      {"tls-cipher-suites",
+       {"comma-separated IANA cipher suite names", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.tls_cipher_suites = splitList(v);
+        }}},
+      {"max-requests-inflight",
+       {"requests handled or queued at once (default 400)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.max_in_flight =
+              static_cast<std::size_t>(parseInteger("max-requests-inflight", v, 1, 100000));
+        }}},
+      {"request-timeout",
+       {"deadline of one API request (default 1m0s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.request_timeout = parseSeconds(v);
+        }}},
+      {"v",
+       {"log verbosity: 0-5 info, 6-7 debug (one line per request), 8+ trace", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.verbosity = static_cast<int>(parseInteger("v", v, 0, 100));
+        }}},
+      {"logtostderr",
+       {"accepted for compatibility; logs always go to stderr", true,
+        [](AdapterOptions&, const std::string& v) { parseBool("logtostderr", v); }}},
+      {"help",
+       {"print this help", true,
+        [](AdapterOptions& o, const std::string& v) { o.show_help = parseBool("help", v); }}},
+      {"version",
+       {"print the version", true,
+        [](AdapterOptions& o, const std::string& v) { o.show_version = parseBool("version", v); }}},
+  };
+  return table;
+}
+
+// Upstream flags that deployments pass and that later work will implement: refusing them is
+// safer than silently serving without, e.g., the authentication they ask for.
+const std::set<std::string>& plannedFlags() {
+  static const std::set<std::string> planned = {
+      "lister-kubeconfig",
+      "kubeconfig",
+      "authentication-kubeconfig",
+      "authorization-kubeconfig",
+      "authentication-skip-lookup",
+      "client-ca-file",
+      "requestheader-client-ca-file",
+      "requestheader-allowed-names",
+      "requestheader-username-headers",
+      "requestheader-group-headers",
+      "requestheader-extra-headers-prefix",
+      "authorization-always-allow-paths",
+      "prometheus-auth-config",
+      "prometheus-auth-incluster",
+      "tls-sni-cert-key",
+      "disable-http2",
+  };
+  return planned;
+}
+
+}  // namespace
+
+std::chrono::milliseconds parseGoDuration(std::string_view text) {
+  const std::string original(text);
+  auto fail = [&] {
+    return FlagError("invalid duration \"" + original + "\" (examples: 30s, 1m, 1h30m)");
+  };
+  if (text.empty()) throw fail();
+  bool negative = false;
+  if (text.front() == '-' || text.front() == '+') {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text == "0") return std::chrono::milliseconds(0);
+  static const std::map<std::string, double, std::less<>> kUnitsMs = {
+      {"ns", 1e-6}, {"us", 1e-3}, {"µs", 1e-3}, {"ms", 1.0}, {"s", 1e3}, {"m", 6e4}, {"h", 3.6e6}};
+  double total_ms = 0;
+  if (text.empty()) throw fail();
+  while (!text.empty()) {
+    std::size_t number_end = 0;
+    while (number_end < text.size() &&
+           ((text[number_end] >= '0' && text[number_end] <= '9') || text[number_end] == '.')) {
+      ++number_end;
+    }
+    if (number_end == 0) throw fail();
+    double number = 0;
+    auto [ptr, error] = std::from_chars(text.data(), text.data() + number_end, number);
+    if (error != std::errc() || ptr != text.data() + number_end) throw fail();
+    text.remove_prefix(number_end);
+    std::size_t unit_end = 0;
+    while (unit_end < text.size() &&
+           !((text[unit_end] >= '0' && text[unit_end] <= '9') || text[unit_end] == '.')) {
+      ++unit_end;
+    }
+    auto unit = kUnitsMs.find(text.substr(0, unit_end));
+    if (unit == kUnitsMs.end()) throw fail();
+    text.remove_prefix(unit_end);
+    total_ms += number * unit->second;
+  }
+  if (total_ms > 1e12) throw fail();
+  auto ms = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total_ms)));
+  return negative ? -ms : ms;
+}
+
+AdapterOptions parseFlags(std::span<const std::string> args) {
+  AdapterOptions options;
+  bool max_age_set = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      throw FlagError("unexpected argument \"" + arg + "\" (flags look like --name=value)");
+    }
+    std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string name = body;
+    std::optional<std::string> value;
+    if (auto eq = body.find('='); eq != std::string::npos) {
+      name = body.substr(0, eq);
+      value = body.substr(eq + 1);
+    }
+    if (plannedFlags().count(name)) {
+      throw FlagError("flag --" + name +
+                      " is not supported by this version of metrics-adapter yet; remove it "
+                      "(see docs/migrating-from-prometheus-adapter.md)");
+    }
+    auto flag = flagTable().find(name);
+    if (flag == flagTable().end()) throw FlagError("unknown flag: --" + name);
+    if (!value) {
+      if (flag->second.boolean) {
+        value = "true";
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        throw FlagError("flag needs an argument: --" + name);
+      }
+    }
+    flag->second.apply(options, *value);
+    if (name == "metrics-max-age") max_age_set = true;
+  }
+  if (options.show_help || options.show_version) return options;
+  if (options.config_file.empty()) {
+    throw FlagError("no metrics discovery configuration file specified (use --config)");
+  }
+  if (options.relist.interval <= std::chrono::milliseconds(0)) {
+    throw FlagError("--metrics-relist-interval must be positive");
+  }
+  if (!max_age_set) options.relist.max_age = options.relist.interval * 2;
+  if (options.relist.max_age < options.relist.interval) {
+    throw FlagError("--metrics-max-age must be at least --metrics-relist-interval");
+  }
+  return options;
+}
+
+std::string usage() {
+  std::string text = "Usage: metrics-adapter --config=FILE [flags]\n\nFlags:\n";
+  for (const auto& [name, flag] : flagTable()) {
+    text += "  --" + name + (flag.boolean ? "" : "=VALUE");
+    text += std::string(std::max<int>(2, 40 - static_cast<int>(name.size())), ' ');
+    text += flag.help + "\n";
+  }
+  return text;
+}
+
+}  // namespace metrics_adapter::app

@@ -1,0 +1,120 @@
+#include "metrics_adapter/discovery/compiled_rule.h"
+
+#include <set>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace metrics_adapter::discovery {
+namespace {
+
+const std::set<std::string> kQueryFields = {"Series", "LabelMatchers", "LabelValuesByName",
+                                            "GroupBy", "GroupBySlice"};
+
+// Rewrites "<source>: <path>: <problem>" (as the namer and the converter report) in the
+// formatConfigError form, which adds the YAML line of <path>.
+std::string withLine(const config::AdapterConfig& config, const std::string& message) {
+  const std::string prefix = config.source + ": ";
+  if (message.rfind(prefix, 0) != 0) return message;
+  const std::string_view rest = std::string_view(message).substr(prefix.size());
+  const std::size_t colon = rest.find(": ");
+  if (colon == std::string_view::npos) return message;
+  return config::formatConfigError(config, rest.substr(0, colon), rest.substr(colon + 2));
+}
+
+bool isBlank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+class RuleCompiler {
+ public:
+  RuleCompiler(const config::AdapterConfig& config, const kube::RestMapper& mapper,
+               std::vector<std::string>* warnings)
+      : config_(config), mapper_(mapper), warnings_(warnings) {}
+
+  std::shared_ptr<const CompiledRule> compile(RuleKind kind, std::size_t index,
+                                              const config::DiscoveryRule& rule) {
+    std::string id =
+        (kind == RuleKind::kCustom ? "rules[" : "externalRules[") + std::to_string(index) + "]";
+    const std::string prefix = config_.source + ": " + id;
+    SeriesNamer namer = guarded([&] { return SeriesNamer(rule, prefix); });
+    ResourceConverter resources = converter(rule.resources, prefix);
+    const std::string query_path = id + ".metricsQuery";
+    if (isBlank(rule.metrics_query)) fail(query_path, "must not be empty");
+    promql::Template metrics_query = parseQuery(rule.metrics_query, query_path);
+    return std::make_shared<const CompiledRule>(
+        CompiledRule{.kind = kind,
+                     .index = index,
+                     .id = std::move(id),
+                     .source = rule,
+                     .namer = std::move(namer),
+                     .resources = std::move(resources),
+                     .metrics_query = std::move(metrics_query)});
+  }
+
+  // resourceRules are not served, but a config that names them must still be valid (§2.4).
+  void validate(const config::ResourceRule& rule, const std::string& path) {
+    if (!rule.container_query.empty()) parseQuery(rule.container_query, path + ".containerQuery");
+    if (!rule.node_query.empty()) parseQuery(rule.node_query, path + ".nodeQuery");
+    converter(rule.resources, config_.source + ": " + path);
+  }
+
+ private:
+  template <typename Build>
+  std::invoke_result_t<Build> guarded(Build build) {
+    try {
+      return build();
+    } catch (const config::ConfigError& e) {
+      throw config::ConfigError(withLine(config_, e.what()));
+    }
+  }
+
+  ResourceConverter converter(const config::ResourceMapping& mapping, const std::string& prefix) {
+    std::vector<std::string> found;
+    ResourceConverter converter =
+        guarded([&] { return ResourceConverter(mapping, mapper_, prefix, &found); });
+    if (warnings_ != nullptr) {
+      for (const std::string& warning : found) warnings_->push_back(withLine(config_, warning));
+    }
+    return converter;
+  }
+
+  promql::Template parseQuery(const std::string& text, const std::string& path) {
+    try {
+      return promql::Template::parse(text, kQueryFields);
+    } catch (const promql::TemplateError& e) {
+      fail(path, e.what());
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& path, std::string_view problem) {
+    throw config::ConfigError(config::formatConfigError(config_, path, problem));
+  }
+
+  const config::AdapterConfig& config_;
+  const kube::RestMapper& mapper_;
+  std::vector<std::string>* warnings_;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<const CompiledRule>> compileRules(const config::AdapterConfig& config,
+                                                              const kube::RestMapper& mapper,
+                                                              std::vector<std::string>* warnings) {
+  RuleCompiler compiler(config, mapper, warnings);
+  std::vector<std::shared_ptr<const CompiledRule>> rules;
+  rules.reserve(config.rules.size() + config.external_rules.size());
+  for (std::size_t i = 0; i < config.rules.size(); ++i) {
+    rules.push_back(compiler.compile(RuleKind::kCustom, i, config.rules[i]));
+  }
+  for (std::size_t i = 0; i < config.external_rules.size(); ++i) {
+    rules.push_back(compiler.compile(RuleKind::kExternal, i, config.external_rules[i]));
+  }
+  if (config.resource_rules) {
+    compiler.validate(config.resource_rules->cpu, "resourceRules.cpu");
+    compiler.validate(config.resource_rules->memory, "resourceRules.memory");
+  }
+  return rules;
+}
+
+}  // namespace metrics_adapter::discovery

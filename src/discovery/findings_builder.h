@@ -1,0 +1,34 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "metrics_adapter/discovery/compiled_rule.h"
+#include "metrics_adapter/discovery/registry.h"
+
+namespace metrics_adapter::discovery {
+
+// Folds the series of one /api/v1/series answer into one rule's findings as they stream by.
+// Memory grows with distinct series names and label names, not with the number of series.
+class FindingsBuilder {
+ public:
+  explicit FindingsBuilder(const CompiledRule& rule);
+
+  void add(std::string_view series_name, const std::vector<std::string_view>& label_names);
+  std::shared_ptr<const RuleFindings> finish();
+
+ private:
+  const std::optional<std::string>& metricNameFor(std::string_view series_name);
+  const std::optional<kube::ResourceInfo>& resourceFor(std::string_view label);
+
+  const CompiledRule& rule_;
+  std::shared_ptr<RuleFindings> findings_ = std::make_shared<RuleFindings>();
+  std::unordered_map<std::string, std::optional<std::string>> metric_names_;
+  std::unordered_map<std::string, std::optional<kube::ResourceInfo>> label_resources_;
+};
+
+}  // namespace metrics_adapter::discovery

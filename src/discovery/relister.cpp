@@ -1,0 +1,121 @@
+#include "metrics_adapter/discovery/relister.h"
+
+#include <spdlog/spdlog.h>
+
+#include <future>
+
+#include "discovery/findings_builder.h"
+
+namespace metrics_adapter::discovery {
+
+Relister::Relister(std::vector<std::shared_ptr<const CompiledRule>> rules,
+                   std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options)
+    : rules_(std::move(rules)),
+      prometheus_(std::move(prometheus)),
+      options_(options),
+      snapshot_(std::make_shared<RegistrySnapshot>()),
+      findings_(rules_.size()) {}
+
+Relister::~Relister() { stop(); }
+
+void Relister::relistOnce() {
+  // Rules sharing a seriesQuery share one call.
+  std::map<std::string, std::vector<std::size_t>> rules_by_query;
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    rules_by_query[rules_[i]->source.series_query].push_back(i);
+  }
+  const auto start = prometheus::Clock::now() - options_.max_age;
+  const auto began = std::chrono::steady_clock::now();
+
+  struct QueryOutcome {
+    std::vector<std::pair<std::size_t, std::shared_ptr<const RuleFindings>>> findings;
+    std::string error;
+  };
+  std::vector<std::pair<std::string, std::future<QueryOutcome>>> calls;
+  for (const auto& [query, rule_indexes] : rules_by_query) {
+    calls.emplace_back(
+        query, std::async(std::launch::async, [this, query = query, indexes = rule_indexes, start] {
+          QueryOutcome outcome;
+          std::vector<FindingsBuilder> builders;
+          builders.reserve(indexes.size());
+          for (std::size_t index : indexes) builders.emplace_back(*rules_[index]);
+          try {
+            prometheus_->series(
+                query, start, options_.series_timeout,
+                [&](std::string_view name, const std::vector<std::string_view>& labels) {
+                  for (auto& builder : builders) builder.add(name, labels);
+                });
+            for (std::size_t i = 0; i < indexes.size(); ++i) {
+              outcome.findings.emplace_back(indexes[i], builders[i].finish());
+            }
+          } catch (const std::exception& e) {
+            outcome.error = e.what();
+          }
+          return outcome;
+        }));
+  }
+
+  std::vector<std::pair<std::string, QueryOutcome>> outcomes;
+  for (auto& [query, future] : calls) outcomes.emplace_back(query, future.get());
+
+  std::size_t failed = 0;
+  std::lock_guard lock(mutex_);
+  for (auto& [query, outcome] : outcomes) {
+    last_errors_[query] = outcome.error;
+    if (!outcome.error.empty()) {
+      ++failed;
+      spdlog::warn("relist: seriesQuery {} failed, keeping its last good result: {}", query,
+                   outcome.error);
+      continue;
+    }
+    for (auto& [index, found] : outcome.findings) {
+      spdlog::debug("relist: {} saw {} series, {} metrics", rules_[index]->id, found->series_seen,
+                    found->metrics.size());
+      findings_[index] = std::move(found);
+    }
+  }
+  snapshot_ = std::make_shared<const RegistrySnapshot>(rules_, findings_);
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - began);
+  spdlog::info("relist: {} series queries ({} failed) in {} ms; serving {} custom metrics",
+               calls.size(), failed, elapsed.count(), snapshot_->customMetrics().size());
+  first_run_done_ = true;
+}
+
+void Relister::start() {
+  loop_ = std::thread([this] {
+    std::unique_lock lock(loop_mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      try {
+        relistOnce();
+      } catch (const std::exception& e) {
+        spdlog::error("relist failed: {}", e.what());
+        first_run_done_ = true;
+      }
+      lock.lock();
+      loop_wakeup_.wait_for(lock, options_.interval, [this] { return stopping_; });
+    }
+  });
+}
+
+void Relister::stop() {
+  {
+    std::lock_guard lock(loop_mutex_);
+    stopping_ = true;
+  }
+  loop_wakeup_.notify_all();
+  if (loop_.joinable()) loop_.join();
+}
+
+std::shared_ptr<const RegistrySnapshot> Relister::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+std::map<std::string, std::string> Relister::lastErrors() const {
+  std::lock_guard lock(mutex_);
+  return last_errors_;
+}
+
+}  // namespace metrics_adapter::discovery

@@ -1,0 +1,155 @@
+#include "prometheus/http_call.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "prometheus/connect_probe.h"
+#include "prometheus/request_builder.h"
+
+namespace metrics_adapter::prometheus {
+namespace {
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Waits for `task` until `deadline`; true when it finished (successfully or not).
+template <typename T>
+bool waitUntil(const pplx::task<T>& task, std::chrono::steady_clock::time_point deadline) {
+  struct Signal {
+    std::mutex mutex;
+    std::condition_variable done_changed;
+    bool done = false;
+  };
+  auto signal = std::make_shared<Signal>();
+  task.then([signal](pplx::task<T> finished) {
+    try {
+      finished.wait();  // marks a failure as observed; pplx aborts the process otherwise
+    } catch (...) {
+    }
+    {
+      std::lock_guard lock(signal->mutex);
+      signal->done = true;
+    }
+    signal->done_changed.notify_all();
+  });
+  std::unique_lock lock(signal->mutex);
+  return signal->done_changed.wait_until(lock, deadline, [&] { return signal->done; });
+}
+
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+bool isTimeout(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const web::http::http_exception& e) {
+    const int code = e.error_code().value();
+    return code == static_cast<int>(std::errc::timed_out) ||
+           code == static_cast<int>(std::errc::operation_canceled);
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_request request,
+                   CallContext context)
+    : context_(std::move(context)), pipe_(std::make_shared<BodyPipe>()) {
+  request.set_response_stream(
+      concurrency::streams::streambuf<std::uint8_t>(pipe_).create_ostream());
+  const pplx::task<web::http::http_response> answer =
+      client.request(std::move(request), cancellation_.get_token());
+  if (!waitUntil(answer, context_.deadline)) {
+    abandon();
+    throw timeoutError();
+  }
+  try {
+    response_ = answer.get();
+  } catch (...) {
+    abandon();
+    const std::exception_ptr error = std::current_exception();
+    if (isTimeout(error)) throw timeoutError();
+    const std::string what = describe(error);
+    std::string cause;
+    if (startsWith(what, "Error resolving address") || startsWith(what, "Failed to resolve")) {
+      cause = "cannot resolve host " + context_.host;
+    } else if (startsWith(what, "Failed to connect to any resolved endpoint")) {
+      cause = diagnoseConnectFailure(context_.host, context_.port, context_.deadline);
+    } else if (startsWith(what, "Error in SSL handshake")) {
+      cause = "TLS handshake failed (is the server certificate trusted? see --prometheus-ca-file)";
+    } else {
+      cause = what;
+    }
+    throw PrometheusError(PrometheusError::Kind::kUnreachable, 0,
+                          "cannot reach Prometheus at " + context_.server + ": " + cause);
+  }
+  status_ = response_.status_code();
+  // The writer finishes the pipe: cleanly once the whole body went through it, or with the
+  // transport's error. Either way the exception is observed here.
+  response_.content_ready().then([pipe = pipe_](pplx::task<web::http::http_response> ready) {
+    try {
+      ready.wait();
+      pipe->finish(nullptr);
+    } catch (...) {
+      pipe->finish(std::current_exception());
+    }
+  });
+}
+
+HttpCall::~HttpCall() {
+  if (!ended_) abandon();
+}
+
+std::optional<std::uint64_t> HttpCall::contentLength() const {
+  std::uint64_t length = 0;
+  if (response_.headers().match(web::http::header_names::content_length, length)) return length;
+  return std::nullopt;
+}
+
+std::size_t HttpCall::read(char* destination, std::size_t capacity) {
+  if (ended_) return 0;
+  const BodyPipe::ReadResult result = pipe_->read(destination, capacity, context_.deadline);
+  switch (result.status) {
+    case BodyPipe::ReadStatus::kData:
+      return result.size;
+    case BodyPipe::ReadStatus::kEnd:
+      ended_ = true;
+      return 0;
+    case BodyPipe::ReadStatus::kTimedOut:
+      abandon();
+      throw timeoutError();
+    case BodyPipe::ReadStatus::kFailed:
+      abandon();
+      if (isTimeout(result.error)) throw timeoutError();
+      throw PrometheusError(PrometheusError::Kind::kBadResponse, status_,
+                            "Prometheus answer broke off: " + describe(result.error));
+  }
+  return 0;
+}
+
+PrometheusError HttpCall::timeoutError() const {
+  return PrometheusError(
+      PrometheusError::Kind::kTimeout, status_,
+      "Prometheus did not answer within " + formatPrometheusDuration(context_.timeout));
+}
+
+void HttpCall::abandon() {
+  if (abandoned_) return;
+  abandoned_ = true;
+  ended_ = true;
+  cancellation_.cancel();
+  pipe_->abandon();
+}
+
+}  // namespace metrics_adapter::prometheus

@@ -1,0 +1,264 @@
+#include "metrics_adapter/prometheus/prometheus_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <istream>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "prometheus/bearer_token_file.h"
+#include "prometheus/body_stream_buf.h"
+#include "prometheus/cpprest.h"
+#include "prometheus/http_call.h"
+#include "prometheus/request_builder.h"
+#include "prometheus/response_parsing.h"
+#include "prometheus/series_stream_parser.h"
+#include "prometheus/tls_setup.h"
+
+namespace metrics_adapter::prometheus {
+namespace {
+
+// Enough for any Prometheus error document; longer error bodies are only quoted, never parsed.
+constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
+constexpr std::size_t kReadChunkBytes = 64 * 1024;
+// No label name or value comes near this; it only stops one endless JSON string.
+constexpr std::size_t kMaxSeriesTokenBytes = 4u << 20;
+
+bool isHeaderNameChar(unsigned char c) {
+  static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
+  return std::isalnum(c) != 0 || kSpecials.find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Values are never quoted in messages: they are often credentials.
+void validateHeader(const std::string& name, const std::string& value) {
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+        return isHeaderNameChar(static_cast<unsigned char>(c));
+      })) {
+    throw std::invalid_argument("--prometheus-header: \"" + sanitizeLine(name, 64) +
+                                "\" is not a valid header name");
+  }
+  if (std::any_of(value.begin(), value.end(),
+                  [](char c) { return c == '\r' || c == '\n' || c == '\0'; })) {
+    throw std::invalid_argument("--prometheus-header: the value of " + name +
+                                " contains a line break or NUL");
+  }
+}
+
+bool isSuccess(int status) { return status >= 200 && status < 300; }
+
+std::string readBody(HttpCall& call, std::size_t limit, bool fail_when_larger) {
+  if (const auto length = call.contentLength(); fail_when_larger && length && *length > limit) {
+    throw PrometheusError(PrometheusError::Kind::kBadResponse, call.status(),
+                          "Prometheus answer of " + std::to_string(*length) +
+                              " bytes is larger than the limit of " + std::to_string(limit) +
+                              " bytes");
+  }
+  std::string body;
+  while (body.size() <= limit) {
+    const std::size_t used = body.size();
+    body.resize(used + kReadChunkBytes);
+    const std::size_t count = call.read(body.data() + used, kReadChunkBytes);
+    body.resize(used + count);
+    if (count == 0) return body;
+  }
+  if (fail_when_larger) {
+    throw PrometheusError(
+        PrometheusError::Kind::kBadResponse, call.status(),
+        "Prometheus answer is larger than the limit of " + std::to_string(limit) + " bytes");
+  }
+  body.resize(limit);
+  return body;
+}
+
+PrometheusError errorAnswer(HttpCall& call) {
+  const std::string body = readBody(call, kMaxErrorBodyBytes, /*fail_when_larger=*/false);
+  return errorForHttpStatus(call.status(), body);
+}
+
+PrometheusError withStatus(const PrometheusError& error, int status) {
+  return PrometheusError(error.kind(), status, error.what());
+}
+
+const char* kindName(PrometheusError::Kind kind) {
+  switch (kind) {
+    case PrometheusError::Kind::kUnreachable:
+      return "unreachable";
+    case PrometheusError::Kind::kTimeout:
+      return "timeout";
+    case PrometheusError::Kind::kHttpStatus:
+      return "http status";
+    case PrometheusError::Kind::kApiError:
+      return "api error";
+    case PrometheusError::Kind::kBadResponse:
+      return "bad response";
+  }
+  return "error";
+}
+
+}  // namespace
+
+struct PrometheusClient::Impl {
+  explicit Impl(PrometheusClientOptions opts) : options(std::move(opts)) {
+    base = parseBaseUrl(options.url);
+    verb = parseVerb(options.verb);
+    if (options.client_timeout.count() <= 0) {
+      throw std::invalid_argument("the Prometheus client timeout must be positive");
+    }
+    for (const auto& [name, value] : options.headers) {
+      validateHeader(name, value);
+      if (!options.token_file.empty() && equalsIgnoreCase(name, "Authorization")) {
+        throw std::invalid_argument(
+            "--prometheus-header Authorization=... and --prometheus-token-file both set the "
+            "Authorization header; use one of them");
+      }
+    }
+    if (!options.token_file.empty()) {
+      token = std::make_unique<BearerTokenFile>(options.token_file, options.token_recheck_interval);
+    }
+    tls.ca_file = options.ca_file;
+    tls.client_cert_file = options.client_cert_file;
+    tls.client_key_file = options.client_key_file;
+    validateTlsFiles(tls);
+
+    web::http::client::http_client_config config;
+    // cpprestsdk's timeout restarts with every network read; the per-call deadline is enforced
+    // by HttpCall, this only bounds abandoned exchanges.
+    config.set_timeout(options.client_timeout);
+    // A followed redirect would deliver its body outside the response stream HttpCall reads.
+    config.set_max_redirects(0);
+    if (base.scheme == "https") {
+      config.set_ssl_context_callback([files = tls](boost::asio::ssl::context& context) {
+        configureTlsContext(context, files);
+      });
+    }
+    http = std::make_unique<web::http::client::http_client>(web::uri(base.origin), config);
+    port = base.port != 0 ? std::to_string(base.port) : (base.scheme == "https" ? "443" : "80");
+  }
+
+  std::chrono::milliseconds effectiveTimeout(std::chrono::milliseconds timeout) const {
+    if (timeout.count() <= 0) return options.client_timeout;
+    return std::min(timeout, options.client_timeout);
+  }
+
+  web::http::http_request makeRequest(const HttpRequestSpec& spec) const {
+    web::http::http_request request(spec.verb == Verb::kPost ? web::http::methods::POST
+                                                             : web::http::methods::GET);
+    request.set_request_uri(web::uri(spec.target));
+    auto& headers = request.headers();
+    for (const auto& [name, value] : options.headers) headers.add(name, value);
+    // Defaults only: a user's own Accept or User-Agent replaces them rather than being merged.
+    if (!headers.has(web::http::header_names::accept)) {
+      headers.add(web::http::header_names::accept, "application/json");
+    }
+    if (!headers.has(web::http::header_names::user_agent)) {
+      headers.add(web::http::header_names::user_agent, "metrics-adapter");
+    }
+    if (token) headers.add(web::http::header_names::authorization, "Bearer " + token->current());
+    if (spec.verb == Verb::kPost) {
+      // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
+      // uint8_t one, which UBSan rightly reports.
+      request.set_body(std::vector<unsigned char>(spec.body.begin(), spec.body.end()));
+      headers.set_content_type("application/x-www-form-urlencoded");
+    }
+    return request;
+  }
+
+  // Runs one exchange with `handle` reading the answer; logs path, status and duration.
+  template <typename Handle>
+  auto run(std::string_view endpoint, const Params& params, std::chrono::milliseconds timeout,
+           Handle&& handle) {
+    const auto started = std::chrono::steady_clock::now();
+    const HttpRequestSpec spec =
+        buildRequest(base, endpoint, params, verb, options.post_threshold_bytes);
+    const std::string path = base.path_prefix + std::string(endpoint);
+    const char* method = spec.verb == Verb::kPost ? "POST" : "GET";
+    const auto elapsed_ms = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - started)
+          .count();
+    };
+    try {
+      HttpCall call(*http, makeRequest(spec),
+                    CallContext{base.display(), base.host, port, timeout, started + timeout});
+      auto result = handle(call);
+      spdlog::debug("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
+      return result;
+    } catch (const PrometheusError& e) {
+      spdlog::debug("prometheus {} {}: {} (status {}) after {} ms", method, path,
+                    kindName(e.kind()), e.httpStatus(), elapsed_ms());
+      throw;
+    } catch (...) {
+      spdlog::debug("prometheus {} {}: abandoned after {} ms", method, path, elapsed_ms());
+      throw;
+    }
+  }
+
+  PrometheusClientOptions options;
+  BaseUrl base;
+  Verb verb = Verb::kGet;
+  std::string port;
+  TlsFiles tls;
+  std::unique_ptr<BearerTokenFile> token;
+  std::unique_ptr<web::http::client::http_client> http;
+};
+
+PrometheusClient::PrometheusClient(PrometheusClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+PrometheusClient::~PrometheusClient() = default;
+
+QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point at,
+                                    std::chrono::milliseconds timeout) {
+  const auto effective = impl_->effectiveTimeout(timeout);
+  const Params params{{"query", promql},
+                      {"time", formatPrometheusTime(at)},
+                      {"timeout", formatPrometheusDuration(effective)}};
+  return impl_->run("/api/v1/query", params, effective, [&](HttpCall& call) {
+    if (!isSuccess(call.status())) throw errorAnswer(call);
+    const std::string body = readBody(call, impl_->options.max_response_bytes, true);
+    try {
+      return parseQueryResponse(body);
+    } catch (const PrometheusError& e) {
+      throw withStatus(e, call.status());
+    }
+  });
+}
+
+void PrometheusClient::series(const std::string& selector, Clock::time_point start,
+                              std::chrono::milliseconds timeout, const SeriesVisitor& visitor) {
+  const auto effective = impl_->effectiveTimeout(timeout);
+  const Params params{{"match[]", selector}, {"start", formatPrometheusTime(start)}};
+  impl_->run("/api/v1/series", params, effective, [&](HttpCall& call) {
+    if (!isSuccess(call.status())) throw errorAnswer(call);
+    BodyStreamBuf body(call, kMaxSeriesTokenBytes);
+    std::istream in(&body);
+    SeriesAnswer answer;
+    try {
+      answer = parseSeriesStream(in, visitor, [&body] { body.tokenDone(); });
+    } catch (const PrometheusError& e) {
+      // A timeout or a broken connection shows up to the parser as a truncated document.
+      if (body.error() != nullptr) std::rethrow_exception(body.error());
+      throw withStatus(e, call.status());
+    }
+    if (body.error() != nullptr) std::rethrow_exception(body.error());
+    if (!answer.warnings.empty()) {
+      spdlog::warn("Prometheus warned about series {}: {}", sanitizeLine(selector, 200),
+                   answer.warnings.front());
+    }
+    return answer.series;
+  });
+}
+
+}  // namespace metrics_adapter::prometheus

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
+namespace metrics_adapter::prometheus {
+
+// Parses a bounded JSON text; nesting deeper than any Prometheus answer is rejected so hostile
+// input cannot exhaust the stack. Throws PrometheusError(kBadResponse).
+nlohmann::json parseJsonAnswer(std::string_view body);
+
+// A sample value as Prometheus writes it ("1.5", "NaN", "+Inf", "-Inf", "1e308"): strtod
+// semantics in the C locale, the whole text must be consumed. nullopt when it is not a number.
+std::optional<double> parseSampleValue(std::string_view text);
+
+// "<errorType>: <error>" of a {"status":"error"} document, as one sanitised line.
+std::string apiErrorText(const nlohmann::json& document);
+
+// The error for a non-2xx answer: kApiError with Prometheus's error text when the body is a
+// Prometheus error document, otherwise kHttpStatus naming the status and the start of the body.
+PrometheusError errorForHttpStatus(int status, std::string_view body);
+
+// `text` as one printable line of at most `max_bytes` bytes (plus "..." when cut): control
+// characters become one space (none at the start or after a space), invalid UTF-8 bytes become '?',
+// and a multi-byte character is never split.
+std::string sanitizeLine(std::string_view text, std::size_t max_bytes);
+
+}  // namespace metrics_adapter::prometheus

@@ -1,0 +1,94 @@
+#include "metrics_adapter/promql/quantity.h"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace metrics_adapter::promql {
+namespace {
+
+// 2^63 as a double: the smallest magnitude that does not fit an int64, and also the double
+// that every DCGM int64 blank sentinel (9223372036854775792..807) rounds to.
+constexpr double kTwoPow63 = 9223372036854775808.0;
+
+// Decimal SI suffix for an exponent that is a multiple of 3 in [-3, 18].
+std::string_view suffixFor(int exponent) {
+  switch (exponent) {
+    case -3:
+      return "m";
+    case 3:
+      return "k";
+    case 6:
+      return "M";
+    case 9:
+      return "G";
+    case 12:
+      return "T";
+    case 15:
+      return "P";
+    case 18:
+      return "E";
+    default:
+      return "";
+  }
+}
+
+// Canonical DecimalSI for the exact integer (no sign) spelled by `digits`, which has no
+// leading zeros and is not "0": trailing zeros become an exponent rounded down to a multiple
+// of 3 and capped at 18 (E, the largest suffix); the rest stay digits.
+std::string formatIntegerDigits(std::string_view digits) {
+  const std::size_t last_nonzero = digits.find_last_not_of('0');
+  int exponent = static_cast<int>(digits.size() - 1 - last_nonzero);
+  if (exponent > 18) exponent = 18;
+  exponent -= exponent % 3;
+  std::string out(digits.substr(0, digits.size() - static_cast<std::size_t>(exponent)));
+  out += suffixFor(exponent);
+  return out;
+}
+
+}  // namespace
+
+std::string formatMilliQuantity(std::int64_t milli) {
+  if (milli == 0) return "0";
+  std::int64_t mantissa = milli;
+  int exponent = -3;
+  while ((mantissa >= 10 || mantissa <= -10) && mantissa % 10 == 0) {
+    mantissa /= 10;
+    ++exponent;
+  }
+  // Restore zeros until the exponent is a multiple of 3; C++ `%` keeps the dividend's sign
+  // like Go's. Cannot overflow: it never restores more zeros than the loop removed.
+  const int remainder = exponent % 3;
+  if (remainder == 1 || remainder == -2) {
+    mantissa *= 10;
+    exponent -= 1;
+  } else if (remainder == 2 || remainder == -1) {
+    mantissa *= 100;
+    exponent -= 2;
+  }
+  std::string out = std::to_string(mantissa);
+  out += suffixFor(exponent);
+  return out;
+}
+
+std::optional<std::string> sampleToQuantity(double value) {
+  if (!std::isfinite(value) || value == kTwoPow63) return std::nullopt;
+  // The product is rounded to a double exactly as Go's float64 `v*1000` is (x86-64 SSE, no
+  // contraction possible with a single operation), so e.g. 12.345*1000 is exactly 12345.0 and
+  // truncates to 12345, matching prometheus-adapter.
+  const double milli = value * 1000.0;
+  if (std::fabs(milli) < kTwoPow63) {
+    return formatMilliQuantity(static_cast<std::int64_t>(milli));
+  }
+  // |value| >= 2^63 / 1000 > 2^53 here, so the double is an integer; print it exactly.
+  char buffer[400];
+  const auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed, 0);
+  if (error != std::errc()) return std::nullopt;
+  std::string_view digits(buffer, static_cast<std::size_t>(end - buffer));
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  return (negative ? "-" : "") + formatIntegerDigits(digits);
+}
+
+}  // namespace metrics_adapter::promql

@@ -1,0 +1,260 @@
+#include "server/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <utility>
+
+#include "server/http_message.h"
+#include "server/peer_certificates.h"
+
+namespace metrics_adapter::server {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kIdleReadBytes = 4096;
+// Parsing may need one read chunk beyond the header limit before it can report header_limit.
+constexpr std::size_t kReadChunkBytes = 65536;
+// A read buffer that grew for one large request is released before the next one.
+constexpr std::size_t kRetainedBufferBytes = 16384;
+constexpr std::chrono::seconds kTlsShutdownTimeout{1};
+
+std::string formatEndpoint(const tcp::socket& socket) {
+  beast::error_code ec;
+  const tcp::endpoint endpoint = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  const net::ip::address address = endpoint.address();
+  const std::string host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  return host + ":" + std::to_string(endpoint.port());
+}
+
+bool isParseError(const beast::error_code& ec) {
+  return &ec.category() == &http::make_error_code(http::error::bad_method).category() &&
+         ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
+HttpResponse invokeHandler(const ServerState& state, const HttpRequest& request) {
+  try {
+    return state.handler(request);
+  } catch (const std::exception& e) {
+    spdlog::error("request handler failed for {} {}: {}", request.method, request.target, e.what());
+  } catch (...) {
+    spdlog::error("request handler failed for {} {}: non-standard exception", request.method,
+                  request.target);
+  }
+  return statusResponse(500, "InternalError",
+                        "Internal error occurred: the server could not handle the request");
+}
+
+}  // namespace
+
+Connection::Connection(tcp::socket socket, std::shared_ptr<net::ssl::context> tls_context,
+                       std::shared_ptr<ServerState> state)
+    : state_(std::move(state)),
+      tls_context_(std::move(tls_context)),
+      executor_(socket.get_executor()),
+      remote_address_(formatEndpoint(socket)),
+      stream_(std::move(socket), *tls_context_),
+      handler_timer_(executor_),
+      buffer_(state_->options.max_header_bytes + kReadChunkBytes) {}
+
+Connection::~Connection() { state_->connections.remove(this); }
+
+void Connection::start() {
+  state_->connections.add(shared_from_this());
+  net::dispatch(executor_, [self = shared_from_this()] {
+    self->stream_.next_layer().expires_after(self->state_->options.header_timeout);
+    self->stream_.async_handshake(net::ssl::stream_base::server,
+                                  [self](const beast::error_code& ec) { self->onHandshake(ec); });
+  });
+}
+
+void Connection::closeIfIdle() {
+  net::post(executor_, [self = shared_from_this()] {
+    if (self->phase_ == Phase::kIdle) self->stream_.next_layer().cancel();
+  });
+}
+
+void Connection::onHandshake(const beast::error_code& ec) {
+  if (ec) {
+    spdlog::debug("TLS handshake with {} failed: {}", remote_address_, ec.message());
+    return closeNow();
+  }
+  peer_certificates_pem_ = peerCertificateChainPem(stream_.native_handle());
+  readHeader();
+}
+
+void Connection::awaitRequest() {
+  if (state_->stopping) return closeGracefully();
+  if (buffer_.size() > 0) return readHeader();  // a pipelined request is already here
+  if (buffer_.capacity() > kRetainedBufferBytes) buffer_.shrink_to_fit();
+  phase_ = Phase::kIdle;
+  // Only the first byte may take idle_timeout; the rest of the header gets header_timeout.
+  stream_.next_layer().expires_after(state_->options.idle_timeout);
+  stream_.async_read_some(
+      buffer_.prepare(kIdleReadBytes),
+      [self = shared_from_this()](const beast::error_code& ec, std::size_t bytes) {
+        self->onIdleData(ec, bytes);
+      });
+}
+
+void Connection::onIdleData(const beast::error_code& ec, std::size_t bytes) {
+  buffer_.commit(bytes);
+  if (ec) return closeNow();  // idle timeout, client closed, or shutdown
+  readHeader();
+}
+
+void Connection::readHeader() {
+  phase_ = Phase::kReading;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
+      state_->options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser_->body_limit(state_->options.max_body_bytes);
+  stream_.next_layer().expires_after(state_->options.header_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+                            self->onHeader(ec);
+                          });
+}
+
+void Connection::onHeader(const beast::error_code& ec) {
+  if (ec) return onReadError(ec);
+  stream_.next_layer().expires_after(state_->options.header_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](const beast::error_code& ec, std::size_t) { self->onBody(ec); });
+}
+
+void Connection::onBody(const beast::error_code& ec) {
+  if (ec) return onReadError(ec);
+  dispatch();
+}
+
+void Connection::onReadError(const beast::error_code& ec) {
+  if (ec == http::error::header_limit) {
+    return respondAndClose(statusResponse(431, "RequestHeaderFieldsTooLarge",
+                                          "the request header is larger than the server allows"));
+  }
+  if (ec == http::error::body_limit) {
+    return respondAndClose(statusResponse(413, "RequestEntityTooLarge",
+                                          "the request body is larger than the server allows"));
+  }
+  if (isParseError(ec)) {
+    spdlog::debug("malformed request from {}: {}", remote_address_, ec.message());
+    return respondAndClose(statusResponse(400, "BadRequest", "malformed HTTP request"));
+  }
+  spdlog::debug("closing connection from {}: {}", remote_address_, ec.message());
+  closeNow();
+}
+
+void Connection::dispatch() {
+  keep_alive_ = parser_->keep_alive();
+  ParsedRequest parsed = std::move(parser_->request());
+  parser_.reset();
+  head_request_ = parsed.method == http::verb::head;
+  request_token_ = state_->requests.begin();
+  if (state_->stopping) {
+    keep_alive_ = false;
+    return respond(statusResponse(503, "ServiceUnavailable", "the server is shutting down"));
+  }
+  auto request = std::make_shared<const HttpRequest>(
+      toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_));
+  const std::uint64_t id = ++last_request_id_;
+  auto result = std::make_shared<HttpResponse>();
+  auto self = shared_from_this();
+  const bool queued = state_->pool.trySubmit(
+      [state = state_, request, result] { *result = invokeHandler(*state, *request); },
+      [self, id, result] {
+        net::post(self->executor_,
+                  [self, id, result] { self->onHandlerDone(id, std::move(*result)); });
+      });
+  if (!queued) {
+    HttpResponse busy =
+        statusResponse(429, "TooManyRequests", "Too many requests: please try again later");
+    busy.headers.emplace_back("Retry-After", "1");
+    return respond(std::move(busy));
+  }
+  phase_ = Phase::kHandling;
+  pending_request_id_ = id;
+  pending_request_line_ = request->method + " " + request->target;
+  handler_timer_.expires_after(state_->options.request_timeout);
+  handler_timer_.async_wait([self, id](const beast::error_code& ec) {
+    if (!ec) self->onHandlerTimeout(id);
+  });
+}
+
+void Connection::onHandlerDone(std::uint64_t id, HttpResponse response) {
+  if (id != pending_request_id_) return;  // already answered with 504
+  pending_request_id_ = 0;
+  handler_timer_.cancel();
+  respond(std::move(response));
+}
+
+void Connection::onHandlerTimeout(std::uint64_t id) {
+  if (id != pending_request_id_) return;
+  pending_request_id_ = 0;
+  spdlog::warn("{} from {} did not complete within {}s; answered 504", pending_request_line_,
+               remote_address_, state_->options.request_timeout.count());
+  respond(
+      statusResponse(504, "Timeout", "the request did not complete within the allowed duration"));
+}
+
+void Connection::respond(HttpResponse response) {
+  phase_ = Phase::kWriting;
+  auto message =
+      std::make_shared<BeastResponse>(toBeastResponse(std::move(response), head_request_));
+  message->keep_alive(keep_alive_ && !state_->stopping);
+  stream_.next_layer().expires_after(state_->options.request_timeout);
+  http::async_write(stream_, *message,
+                    [self = shared_from_this(), message](const beast::error_code& ec, std::size_t) {
+                      self->onWritten(ec, message->keep_alive());
+                    });
+}
+
+void Connection::respondAndClose(HttpResponse response) {
+  parser_.reset();
+  keep_alive_ = false;
+  head_request_ = false;
+  respond(std::move(response));
+}
+
+void Connection::onWritten(const beast::error_code& ec, bool keep_alive) {
+  request_token_.reset();
+  if (ec) {
+    spdlog::debug("writing the response to {} failed: {}", remote_address_, ec.message());
+    return closeNow();
+  }
+  if (!keep_alive) return closeGracefully();
+  awaitRequest();
+}
+
+void Connection::closeGracefully() {
+  phase_ = Phase::kClosing;
+  stream_.next_layer().expires_after(kTlsShutdownTimeout);
+  stream_.async_shutdown(
+      [self = shared_from_this()](const beast::error_code&) { self->closeNow(); });
+}
+
+void Connection::closeNow() {
+  phase_ = Phase::kClosed;
+  handler_timer_.cancel();
+  beast::error_code ignored;
+  stream_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.next_layer().close();
+}
+
+}  // namespace metrics_adapter::server

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/server/https_server.h"
+#include "server/request_parser.h"
+#include "server/request_tracker.h"
+#include "server/server_state.h"
+
+namespace metrics_adapter::server {
+
+// One accepted TCP connection: TLS handshake, then HTTP/1.1 requests one at a time (keep-alive),
+// each handed to the worker pool and answered on this connection's strand. Every I/O step has a
+// deadline: handshake and header (and then body) within header_timeout, the wait for a
+// keep-alive request within idle_timeout, the handler within request_timeout (else 504).
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // `socket` must be bound to a strand; all of this object's work runs on it.
+  Connection(boost::asio::ip::tcp::socket socket,
+             std::shared_ptr<boost::asio::ssl::context> tls_context,
+             std::shared_ptr<ServerState> state);
+  ~Connection();
+
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Registers the connection with the server state and starts the handshake.
+  void start();
+  // Closes the connection if it is waiting for a keep-alive request. Callable from any thread.
+  void closeIfIdle();
+
+ private:
+  enum class Phase { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
+
+  void onHandshake(const boost::beast::error_code& ec);
+  void awaitRequest();
+  void onIdleData(const boost::beast::error_code& ec, std::size_t bytes);
+  void readHeader();
+  void onHeader(const boost::beast::error_code& ec);
+  void onBody(const boost::beast::error_code& ec);
+  void onReadError(const boost::beast::error_code& ec);
+  void dispatch();
+  void onHandlerDone(std::uint64_t id, HttpResponse response);
+  void onHandlerTimeout(std::uint64_t id);
+  void respond(HttpResponse response);
+  void respondAndClose(HttpResponse response);
+  void onWritten(const boost::beast::error_code& ec, bool keep_alive);
+  void closeGracefully();
+  void closeNow();
+
+  const std::shared_ptr<ServerState> state_;
+  // Declared before stream_: the SSL object must not outlive the context it was made from.
+  const std::shared_ptr<boost::asio::ssl::context> tls_context_;
+  const boost::asio::any_io_executor executor_;
+  const std::string remote_address_;
+  boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
+  boost::asio::steady_timer handler_timer_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<RequestParser> parser_;
+
+  Phase phase_ = Phase::kHandshake;
+  std::vector<std::string> peer_certificates_pem_;
+  std::uint64_t last_request_id_ = 0;
+  std::uint64_t pending_request_id_ = 0;  // the request whose handler result is awaited, or 0
+  std::string pending_request_line_;      // "GET /path" for logs
+  bool keep_alive_ = false;
+  bool head_request_ = false;
+  RequestTracker::Token request_token_;
+};
+
+}  // namespace metrics_adapter::server

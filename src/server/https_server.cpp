@@ -1,0 +1,255 @@
+#include "metrics_adapter/server/https_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/error.hpp>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "server/connection.h"
+#include "server/self_signed.h"
+#include "server/server_state.h"
+#include "server/tls_context_provider.h"
+#include "server/tls_policy.h"
+
+namespace metrics_adapter::server {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
+constexpr std::chrono::seconds kLimitWarningInterval{10};
+
+std::string formatAddress(const std::string& host, std::uint16_t port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// An exception escaping a completion handler unwinds run(); the handler and the connection it
+// owned are gone by then, so log and keep serving everyone else.
+void runIoContext(net::io_context& io_context) {
+  for (;;) {
+    try {
+      io_context.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::error("unexpected exception on an I/O thread: {}", e.what());
+    } catch (...) {
+      spdlog::error("unexpected non-standard exception on an I/O thread");
+    }
+  }
+}
+
+void validate(const ServerOptions& options) {
+  const auto require = [](bool ok, const char* message) {
+    if (!ok) throw std::runtime_error(std::string("invalid server options: ") + message);
+  };
+  require(options.io_threads > 0, "io_threads must be at least 1");
+  require(options.worker_threads > 0, "worker_threads must be at least 1");
+  require(options.max_in_flight > 0, "max_in_flight must be at least 1");
+  require(options.max_connections > 0, "max_connections must be at least 1");
+  require(options.max_header_bytes > 0 &&
+              options.max_header_bytes <= std::numeric_limits<std::uint32_t>::max(),
+          "max_header_bytes must be between 1 and 4294967295");
+  require(options.header_timeout.count() > 0, "header_timeout must be positive");
+  require(options.request_timeout.count() > 0, "request_timeout must be positive");
+  require(options.idle_timeout.count() > 0, "idle_timeout must be positive");
+  require(options.tls_cert_file.empty() == options.tls_key_file.empty(),
+          "tls_cert_file and tls_key_file must be set together");
+}
+
+}  // namespace
+
+struct HttpsServer::Impl {
+  Impl(ServerOptions server_options, RequestHandler request_handler)
+      : options(std::move(server_options)), handler(std::move(request_handler)) {}
+
+  void startLocked();
+  void stopLocked(std::chrono::seconds drain);
+  void accept();
+  void onAccept(const beast::error_code& ec, tcp::socket socket);
+
+  const ServerOptions options;
+  const RequestHandler handler;
+  std::mutex lifecycle_mutex;
+  bool running = false;
+  std::atomic<std::uint16_t> port{0};
+  std::shared_ptr<TlsContextProvider> tls;
+  std::shared_ptr<ServerState> state;
+  std::unique_ptr<net::io_context> io_context;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::unique_ptr<net::steady_timer> accept_retry;
+  std::vector<std::thread> io_threads;
+  // Only touched on the acceptor's strand.
+  std::chrono::steady_clock::time_point last_limit_warning;
+  std::size_t refused_since_warning = 0;
+};
+
+void HttpsServer::Impl::startLocked() {
+  validate(options);
+  TlsPolicy policy;
+  try {
+    policy = makeTlsPolicy(options.tls_min_version, options.tls_cipher_suites);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+  std::string cert_file = options.tls_cert_file;
+  std::string key_file = options.tls_key_file;
+  if (cert_file.empty()) {
+    const CertificatePaths paths = ensureSelfSignedCertificate(options.cert_dir);
+    cert_file = paths.cert_file;
+    key_file = paths.key_file;
+  }
+  auto provider = std::make_shared<TlsContextProvider>(policy, cert_file, key_file,
+                                                       options.cert_reload_interval);
+
+  beast::error_code ec;
+  const net::ip::address address = net::ip::make_address(options.bind_address, ec);
+  if (ec) throw std::runtime_error("invalid bind_address \"" + options.bind_address + "\"");
+  const tcp::endpoint endpoint(address, options.port);
+  const std::string where = formatAddress(options.bind_address, options.port);
+
+  auto context = std::make_unique<net::io_context>(static_cast<int>(options.io_threads));
+  auto listener = std::make_unique<tcp::acceptor>(net::make_strand(*context));
+  const auto check = [&](const char* step) {
+    if (ec)
+      throw std::runtime_error("cannot listen on " + where + ": " + step + ": " + ec.message());
+  };
+  listener->open(endpoint.protocol(), ec);
+  check("open");
+  listener->set_option(net::socket_base::reuse_address(true), ec);
+  check("SO_REUSEADDR");
+  if (address.is_v6() && address.is_unspecified()) {
+    beast::error_code ignored;  // dual-stack where the OS allows it
+    listener->set_option(net::ip::v6_only(false), ignored);
+  }
+  listener->bind(endpoint, ec);
+  check("bind");
+  listener->listen(net::socket_base::max_listen_connections, ec);
+  check("listen");
+  const tcp::endpoint bound = listener->local_endpoint(ec);
+  check("local address");
+
+  tls = std::move(provider);
+  state = std::make_shared<ServerState>(options, handler);
+  accept_retry = std::make_unique<net::steady_timer>(listener->get_executor());
+  acceptor = std::move(listener);
+  io_context = std::move(context);
+  port = bound.port();
+  accept();
+  io_threads.reserve(options.io_threads);
+  for (unsigned i = 0; i < options.io_threads; ++i) {
+    io_threads.emplace_back([this] { runIoContext(*io_context); });
+  }
+  running = true;
+  spdlog::info("serving HTTPS on {}", formatAddress(options.bind_address, port));
+}
+
+void HttpsServer::Impl::stopLocked(std::chrono::seconds drain) {
+  const auto deadline = std::chrono::steady_clock::now() + drain;
+  state->stopping = true;
+  std::promise<void> acceptor_closed;
+  net::post(acceptor->get_executor(), [this, &acceptor_closed] {
+    beast::error_code ignored;
+    acceptor->close(ignored);
+    accept_retry->cancel();
+    acceptor_closed.set_value();
+  });
+  acceptor_closed.get_future().wait();
+  for (const auto& connection : state->connections.snapshot()) connection->closeIfIdle();
+  if (!state->requests.waitIdle(deadline)) {
+    spdlog::warn("shutting down with {} request(s) still in progress", state->requests.active());
+  }
+  io_context->stop();
+  for (std::thread& thread : io_threads) thread.join();
+  io_threads.clear();
+  // Joins the workers (waiting for running handlers) and drops queued work before the
+  // connections it refers to are destroyed along with the io_context.
+  state->pool.stop();
+  accept_retry.reset();
+  acceptor.reset();
+  io_context.reset();
+  state.reset();
+  tls.reset();
+  running = false;
+}
+
+void HttpsServer::Impl::accept() {
+  acceptor->async_accept(
+      net::make_strand(*io_context),
+      [this](const beast::error_code& ec, tcp::socket socket) { onAccept(ec, std::move(socket)); });
+}
+
+void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket) {
+  if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+  if (ec) {
+    // E.g. out of file descriptors: back off instead of spinning on the error.
+    spdlog::warn("accepting a connection failed: {}", ec.message());
+    accept_retry->expires_after(kAcceptRetryDelay);
+    accept_retry->async_wait([this](const beast::error_code& wait_ec) {
+      if (!wait_ec && acceptor->is_open()) accept();
+    });
+    return;
+  }
+  if (state->connections.size() >= options.max_connections) {
+    ++refused_since_warning;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_limit_warning >= kLimitWarningInterval) {
+      spdlog::warn("connection limit {} reached; closed {} new connection(s)",
+                   options.max_connections, refused_since_warning);
+      last_limit_warning = now;
+      refused_since_warning = 0;
+    }
+    beast::error_code ignored;
+    socket.close(ignored);
+  } else {
+    try {
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Connection>(std::move(socket), tls->current(), state)->start();
+    } catch (const std::exception& e) {
+      spdlog::error("cannot set up a new connection: {}", e.what());
+    }
+  }
+  accept();
+}
+
+HttpsServer::HttpsServer(ServerOptions options, RequestHandler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+HttpsServer::~HttpsServer() {
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    spdlog::error("stopping the HTTPS server failed: {}", e.what());
+  }
+}
+
+void HttpsServer::start() {
+  std::lock_guard lock(impl_->lifecycle_mutex);
+  if (impl_->running) throw std::runtime_error("the HTTPS server is already running");
+  impl_->startLocked();
+}
+
+void HttpsServer::stop(std::chrono::seconds drain) {
+  std::lock_guard lock(impl_->lifecycle_mutex);
+  if (impl_->running) impl_->stopLocked(drain);
+}
+
+std::uint16_t HttpsServer::port() const { return impl_->port; }
+
+}  // namespace metrics_adapter::server

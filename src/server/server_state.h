@@ -1,0 +1,47 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "metrics_adapter/server/https_server.h"
+#include "server/request_tracker.h"
+#include "server/worker_pool.h"
+
+namespace metrics_adapter::server {
+
+class Connection;
+
+// The live connections, for the connection limit and for closing idle ones on shutdown.
+// Thread-safe.
+class ConnectionRegistry {
+ public:
+  void add(const std::shared_ptr<Connection>& connection);
+  void remove(const Connection* connection);
+  std::size_t size() const;
+  std::vector<std::shared_ptr<Connection>> snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
+};
+
+// What every connection of one running server shares.
+struct ServerState {
+  ServerState(const ServerOptions& server_options, const RequestHandler& request_handler)
+      : options(server_options),
+        handler(request_handler),
+        pool(server_options.worker_threads, server_options.max_in_flight) {}
+
+  const ServerOptions options;
+  const RequestHandler handler;
+  WorkerPool pool;
+  RequestTracker requests;
+  ConnectionRegistry connections;
+  std::atomic<bool> stopping{false};
+};
+
+}  // namespace metrics_adapter::server

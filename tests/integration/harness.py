@@ -1,0 +1,258 @@
+"""Starts the real processes an integration test needs (simulated GPU exporter, Prometheus,
+metrics-adapter) on 127.0.0.1 and offers the clients (kubectl get --raw, curl, Python TLS).
+Every process is stopped by stop_all(), also when a test fails."""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXPORTER = os.path.join(REPO, "scripts", "gpu_exporter_sim.py")
+
+
+def parse_args():
+    """--binary PATH (from CMake); the rest goes to unittest."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--binary", default=os.path.join(REPO, "build", "metrics-adapter"))
+    args, rest = parser.parse_known_args()
+    return args, [sys.argv[0]] + rest
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout=60.0, interval=0.2, what="condition"):
+    """Polls predicate() until it returns a truthy value; raises with `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as error:  # the thing polled for may not be up yet
+            last_error = error
+        time.sleep(interval)
+    raise AssertionError("timed out waiting for %s (last error: %r)" % (what, last_error))
+
+
+def http_get_json(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return json.loads(response.read().decode())
+
+
+class Processes:
+    def __init__(self):
+        self.workdir = tempfile.mkdtemp(prefix="ma-it-")
+        self.children = []
+
+    def spawn(self, name, argv, **kwargs):
+        log = open(os.path.join(self.workdir, name + ".log"), "w+")
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True, **kwargs)
+        process.log_path = log.name
+        self.children.append(process)
+        return process
+
+    def log(self, process):
+        with open(process.log_path) as f:
+            return f.read()
+
+    def stop(self, process, sig=signal.SIGTERM, timeout=10):
+        if process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def stop_all(self):
+        for process in reversed(self.children):
+            self.stop(process)
+        if os.environ.get("KEEP_TEST_DIRS"):
+            print("kept", self.workdir)
+        else:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Exporter:
+    def __init__(self, procs, mode="static"):
+        self.port = free_port()
+        self.process = procs.spawn("exporter", [sys.executable, EXPORTER, "--port", str(self.port),
+                                                "--mode", mode])
+        wait_until(lambda: self.metrics_text(), timeout=20, what="the GPU exporter")
+
+    def metrics_text(self):
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port, timeout=5) as r:
+            return r.read().decode()
+
+    def samples(self):
+        """[(name, {label: value}, float value)] parsed from what the exporter serves."""
+        result = []
+        for line in self.metrics_text().splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name, rest = line.split("{", 1)
+            label_text, value = rest.rsplit("} ", 1)
+            labels = {}
+            for pair in split_labels(label_text):
+                key, raw = pair.split("=", 1)
+                labels[key] = raw[1:-1]
+            result.append((name, labels, float(value)))
+        return result
+
+
+def split_labels(text):
+    parts, current, quoted = [], "", False
+    for c in text:
+        if c == '"':
+            quoted = not quoted
+        if c == "," and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += c
+    if current:
+        parts.append(current)
+    return parts
+
+
+class Prometheus:
+    def __init__(self, procs, scrape_port, rule_files=()):
+        self.port = free_port()
+        self.dir = os.path.join(procs.workdir, "prometheus-%d" % self.port)
+        os.makedirs(self.dir)
+        config = os.path.join(self.dir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n")
+            if rule_files:
+                f.write("rule_files:\n" + "".join("  - %s\n" % r for r in rule_files))
+            f.write("scrape_configs:\n  - job_name: gpu\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % scrape_port)
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.process = procs.spawn("prometheus-%d" % self.port, [
+            "prometheus", "--config.file=" + config, "--storage.tsdb.path=" + self.dir + "/data",
+            "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"])
+        wait_until(lambda: urllib.request.urlopen(self.url + "/-/ready", timeout=2).status == 200,
+                   timeout=60, what="Prometheus to be ready")
+
+    def query(self, promql):
+        url = self.url + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        answer = http_get_json(url)
+        assert answer["status"] == "success", answer
+        return answer["data"]["result"]
+
+    def wait_for_series(self, promql, count):
+        wait_until(lambda: len(self.query(promql)) >= count, timeout=60,
+                   what="%d series of %s in Prometheus" % (count, promql))
+
+
+class Adapter:
+    def __init__(self, procs, binary, config, prometheus_url, extra_args=()):
+        self.port = free_port()
+        self.cert_dir = os.path.join(procs.workdir, "certs-%d" % self.port)
+        self.binary = binary
+        self.process = procs.spawn("adapter-%d" % self.port, [
+            binary, "--config=" + config, "--prometheus-url=" + prometheus_url,
+            "--secure-port=%d" % self.port, "--bind-address=127.0.0.1",
+            "--cert-dir=" + self.cert_dir, "--metrics-relist-interval=2s", "--v=6"]
+            + list(extra_args))
+        self.procs = procs
+        self.base = "https://127.0.0.1:%d" % self.port
+        wait_until(lambda: self.get("/readyz")[0] == 200, timeout=60,
+                   what="the adapter to be ready (log: %s)" % self.process.log_path)
+        self.kubeconfig = os.path.join(procs.workdir, "kubeconfig-%d" % self.port)
+        with open(self.kubeconfig, "w") as f:
+            f.write(KUBECONFIG % {"server": self.base,
+                                  "ca": os.path.join(self.cert_dir, "apiserver.crt")})
+
+    def ssl_context(self):
+        # Verify against the certificate the adapter generated: real TLS, no skip-verify.
+        context = ssl.create_default_context(cafile=os.path.join(self.cert_dir, "apiserver.crt"))
+        return context
+
+    def get(self, path, headers=None):
+        """(status, content type, body text) over real TLS."""
+        request = urllib.request.Request(self.base + path, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=30, context=self.ssl_context()) as r:
+                return r.status, r.headers.get("Content-Type"), r.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("Content-Type"), error.read().decode()
+
+    def get_json(self, path, headers=None):
+        status, content_type, body = self.get(path, headers)
+        return status, json.loads(body) if body else None
+
+    def kubectl_raw(self, path):
+        """kubectl get --raw through a kubeconfig that trusts the adapter's CA."""
+        result = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, "get", "--raw", path],
+                                capture_output=True, text=True, timeout=60)
+        return result.returncode, result.stdout, result.stderr
+
+    def curl(self, path, *extra):
+        result = subprocess.run(["curl", "-sS", "--cacert", os.path.join(self.cert_dir,
+                                 "apiserver.crt"), "-w", "\n%{http_code}"] + list(extra)
+                                + [self.base + path], capture_output=True, text=True, timeout=60)
+        body, _, code = result.stdout.rpartition("\n")
+        return int(code or 0), body
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.process.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: adapter
+  cluster:
+    server: %(server)s
+    certificate-authority: %(ca)s
+users:
+- name: anonymous
+  # A token, so kubectl does not prompt for a username; the adapter does not check it yet.
+  user: {token: integration-test}
+contexts:
+- name: adapter
+  context:
+    cluster: adapter
+    user: anonymous
+current-context: adapter
+"""
+
+
+def milli_quantity(value):
+    """The expected quantity string, computed independently of the adapter: trunc(v*1000)
+    milli-units in canonical DecimalSI form (api.md §5.2)."""
+    milli = int(value * 1000)
+    if milli == 0:
+        return "0"
+    sign = "-" if milli < 0 else ""
+    v, e = abs(milli), -3
+    while v >= 10 and v % 10 == 0:
+        v //= 10
+        e += 1
+    # Bring the exponent down to a multiple of 3 (Python's % is always non-negative).
+    while e % 3 != 0:
+        v *= 10
+        e -= 1
+    suffix = {-3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}[e]
+    return "%s%d%s" % (sign, v, suffix)

@@ -1,0 +1,262 @@
+#include "metrics_adapter/api/custom_metrics_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "metrics_adapter/config/config.h"
+#include "metrics_adapter/discovery/compiled_rule.h"
+#include "metrics_adapter/discovery/relister.h"
+#include "unit/fake_prometheus.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+using testing::FakePrometheus;
+using testing::sample;
+
+// The ConfigMap of the Alibaba GPU walkthrough (seeds/000).
+constexpr const char* kAlibabaRules = R"(
+rules:
+- seriesQuery: '{uuid!=""}'
+  resources:
+    overrides:
+      node_name: {resource: "node"}
+      pod_name: {resource: "pod"}
+      namespace_name: {resource: "namespace"}
+  name:
+    matches: ^nvidia_gpu_(.*)$
+    as: "${1}_over_time"
+  metricsQuery: ceil(avg_over_time(<<.Series>>{<<.LabelMatchers>>}[3m]))
+- seriesQuery: '{uuid!=""}'
+  resources:
+    overrides:
+      node_name: {resource: "node"}
+      pod_name: {resource: "pod"}
+      namespace_name: {resource: "namespace"}
+  name:
+    matches: ^nvidia_gpu_(.*)$
+    as: "${1}_current"
+  metricsQuery: <<.Series>>{<<.LabelMatchers>>}
+)";
+
+class FakeLister : public kube::ObjectLister {
+ public:
+  std::vector<std::string> names;
+  std::vector<std::string> listNames(const kube::ResourceInfo&, const std::string&,
+                                     const promql::LabelSelector&) override {
+    return names;
+  }
+};
+
+class CustomMetricsHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    prometheus_ = std::make_shared<FakePrometheus>();
+    const std::vector<std::string> labels = {"uuid", "node_name", "pod_name", "namespace_name",
+                                             "minor_number"};
+    prometheus_->series_by_selector["{uuid!=\"\"}"] = {{"nvidia_gpu_duty_cycle", labels},
+                                                       {"nvidia_gpu_memory_used_bytes", labels}};
+    auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
+    mapper_ = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    std::vector<std::string> warnings;
+    auto rules = discovery::compileRules(config, *mapper_, &warnings);
+    relister_ =
+        std::make_shared<discovery::Relister>(rules, prometheus_, discovery::RelistOptions{});
+    relister_->relistOnce();
+    lister_ = std::make_shared<FakeLister>();
+    handler_ =
+        std::make_unique<CustomMetricsHandler>([this] { return relister_->snapshot(); }, mapper_,
+                                               prometheus_, lister_, CustomMetricsOptions{});
+  }
+
+  CustomMetricRequest request(std::string namespace_name, std::string resource, std::string name,
+                              std::string metric, std::string version = "v1beta1") {
+    CustomMetricRequest r;
+    r.version = std::move(version);
+    r.namespace_name = std::move(namespace_name);
+    r.resource = std::move(resource);
+    r.name = std::move(name);
+    r.metric = std::move(metric);
+    return r;
+  }
+
+  int errorCode(const CustomMetricRequest& r, std::string* message = nullptr) {
+    try {
+      handler_->handle(r);
+    } catch (const ApiError& error) {
+      if (message) *message = error.what();
+      return error.code();
+    }
+    return 200;
+  }
+
+  std::shared_ptr<FakePrometheus> prometheus_;
+  std::shared_ptr<const kube::RestMapper> mapper_;
+  std::shared_ptr<discovery::Relister> relister_;
+  std::shared_ptr<FakeLister> lister_;
+  std::unique_ptr<CustomMetricsHandler> handler_;
+};
+
+TEST_F(CustomMetricsHandlerTest, OneSeriesCallServesBothRulesOfTheSameQuery) {
+  EXPECT_EQ(prometheus_->series_calls.size(), 1u);
+  auto snapshot = relister_->snapshot();
+  for (const char* metric : {"duty_cycle_current", "duty_cycle_over_time",
+                             "memory_used_bytes_current", "memory_used_bytes_over_time"}) {
+    EXPECT_TRUE(snapshot->findCustom("pods", metric)) << metric;
+    EXPECT_TRUE(snapshot->findCustom("nodes", metric)) << metric;
+    EXPECT_TRUE(snapshot->findCustom("namespaces", metric)) << metric;
+  }
+  EXPECT_FALSE(snapshot->findCustom("pods", "duty_cycle"));
+  EXPECT_EQ(snapshot->findCustom("pods", "duty_cycle_current")->series_name,
+            "nvidia_gpu_duty_cycle");
+}
+
+TEST_F(CustomMetricsHandlerTest, WildcardPodsWithoutSelectorAsksForEveryPodOfTheNamespace) {
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {
+        sample({{"pod_name", "b"}, {"namespace_name", "default"}}, 82.25, 1714564801.5),
+        sample({{"pod_name", "a"}, {"namespace_name", "default"}}, 37.5),
+        sample({{"pod_name", "nan"}}, std::nan("")),
+        sample({{"namespace_name", "default"}}, 1)};  // no pod label: ignored
+    return result;
+  };
+  Json list = handler_->handle(request("default", "pods", "*", "duty_cycle_current"));
+  ASSERT_EQ(prometheus_->queries.size(), 1u);
+  EXPECT_EQ(prometheus_->queries[0],
+            "nvidia_gpu_duty_cycle{namespace_name=\"default\",pod_name!=\"\"}");
+  EXPECT_EQ(list["kind"], "MetricValueList");
+  EXPECT_EQ(list["apiVersion"], "custom.metrics.k8s.io/v1beta1");
+  ASSERT_EQ(list["items"].size(), 2u);  // sorted by name, NaN skipped
+  const auto& first = list["items"][0];
+  EXPECT_EQ(first["describedObject"],
+            Json({{"kind", "Pod"}, {"namespace", "default"}, {"name", "a"}, {"apiVersion", "v1"}}));
+  EXPECT_EQ(first["metricName"], "duty_cycle_current");
+  EXPECT_EQ(first["value"], "37500m");
+  EXPECT_EQ(first["timestamp"], "2024-05-01T12:00:00Z");
+  EXPECT_TRUE(first["selector"].is_null());
+  EXPECT_EQ(list["items"][1]["value"], "82250m");
+  EXPECT_EQ(list["items"][1]["timestamp"], "2024-05-01T12:00:01Z");
+}
+
+TEST_F(CustomMetricsHandlerTest, V1beta2ShapeAndMetricSelectorOrder) {
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {sample({{"node_name", "n1"}}, 3)};
+    return result;
+  };
+  auto r = request("", "nodes", "n1", "duty_cycle_over_time", "v1beta2");
+  r.metric_label_selector = "uuid=GPU-1,minor_number in (1,0)";
+  Json list = handler_->handle(r);
+  EXPECT_EQ(prometheus_->queries.back(),
+            "ceil(avg_over_time(nvidia_gpu_duty_cycle{minor_number=~\"0|1\",uuid=\"GPU-1\","
+            "node_name=\"n1\"}[3m]))");
+  ASSERT_EQ(list["items"].size(), 1u);
+  const auto& item = list["items"][0];
+  EXPECT_FALSE(item.contains("metricName"));
+  EXPECT_EQ(item["metric"]["name"], "duty_cycle_over_time");
+  EXPECT_EQ(item["metric"]["selector"]["matchLabels"]["uuid"], "GPU-1");
+  EXPECT_EQ(item["describedObject"],
+            Json({{"kind", "Node"}, {"name", "n1"}, {"apiVersion", "v1"}}));
+  EXPECT_EQ(item["value"], "3");
+}
+
+TEST_F(CustomMetricsHandlerTest, NamespaceObjectIsMatchedByTheNamespaceLabelOnly) {
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {sample({{"namespace_name", "default"}}, 10),
+                      sample({{"namespace_name", "default"}}, 20)};  // last wins
+    return result;
+  };
+  Json list = handler_->handle(request("", "namespaces", "default", "duty_cycle_current"));
+  EXPECT_EQ(prometheus_->queries.back(), "nvidia_gpu_duty_cycle{namespace_name=\"default\"}");
+  EXPECT_EQ(list["items"][0]["value"], "20");
+  EXPECT_EQ(list["items"][0]["describedObject"]["kind"], "Namespace");
+}
+
+TEST_F(CustomMetricsHandlerTest, ListedNamesAreEscapedInTheAlternation) {
+  lister_->names = {"web.1", "web-2"};
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {sample({{"pod_name", "web.1"}}, 1), sample({{"pod_name", "webx1"}}, 9),
+                      sample({{"pod_name", "web-2"}}, 2)};
+    return result;
+  };
+  auto r = request("default", "pods", "*", "duty_cycle_current");
+  r.label_selector = "app=web";
+  Json list = handler_->handle(r);
+  EXPECT_EQ(prometheus_->queries.back(),
+            "nvidia_gpu_duty_cycle{namespace_name=\"default\",pod_name=~\"web-2|web\\\\.1\"}");
+  ASSERT_EQ(list["items"].size(), 2u);  // "webx1" was not asked for
+  EXPECT_EQ(list["items"][0]["describedObject"]["name"], "web-2");
+  EXPECT_EQ(list["items"][1]["describedObject"]["name"], "web.1");
+}
+
+TEST_F(CustomMetricsHandlerTest, NoListedObjectsIsAnEmptyListWithoutAQuery) {
+  auto r = request("default", "pods", "*", "duty_cycle_current");
+  r.label_selector = "app=none";
+  Json list = handler_->handle(r);
+  EXPECT_TRUE(list["items"].empty());
+  EXPECT_TRUE(prometheus_->queries.empty());
+}
+
+TEST_F(CustomMetricsHandlerTest, ErrorsCarryTheRightCode) {
+  std::string message;
+  EXPECT_EQ(errorCode(request("default", "pods", "*", "duty_cycle_curent"), &message), 404);
+  EXPECT_NE(message.find("the server could not find the metric duty_cycle_curent for pods"),
+            std::string::npos);
+  EXPECT_NE(message.find("duty_cycle_current"), std::string::npos) << message;
+  EXPECT_EQ(errorCode(request("default", "widgets", "*", "duty_cycle_current")), 404);
+  EXPECT_EQ(errorCode(request("default", "nodes", "*", "duty_cycle_current")), 404);  // scope
+  EXPECT_EQ(errorCode(request("", "pods", "*", "duty_cycle_current")), 404);          // scope
+  EXPECT_EQ(errorCode(request("default", "pods", "absent", "duty_cycle_current"), &message), 404);
+  EXPECT_NE(message.find("for pods absent"), std::string::npos) << message;
+
+  const std::size_t queries_before = prometheus_->queries.size();
+  auto bad_selector = request("default", "pods", "*", "duty_cycle_current");
+  bad_selector.label_selector = "app in (web";
+  EXPECT_EQ(errorCode(bad_selector), 400);
+  auto bad_metric_selector = request("default", "pods", "p", "duty_cycle_current");
+  bad_metric_selector.metric_label_selector = "minor_number>1";
+  EXPECT_EQ(errorCode(bad_metric_selector), 400);
+  bad_metric_selector.metric_label_selector = "app.kubernetes.io/name=x";  // not a PromQL label
+  EXPECT_EQ(errorCode(bad_metric_selector), 400);
+  EXPECT_EQ(prometheus_->queries.size(), queries_before);  // refused before asking Prometheus
+}
+
+TEST_F(CustomMetricsHandlerTest, PrometheusFailuresMapTo503Or500) {
+  using Kind = prometheus::PrometheusError::Kind;
+  struct Case {
+    Kind kind;
+    int http_status;
+    int expected;
+  };
+  for (const Case& c : {Case{Kind::kUnreachable, 0, 503}, Case{Kind::kTimeout, 0, 503},
+                        Case{Kind::kHttpStatus, 502, 503}, Case{Kind::kApiError, 400, 500},
+                        Case{Kind::kBadResponse, 200, 500}}) {
+    prometheus_->answer = [c](const std::string&) -> prometheus::QueryResult {
+      throw prometheus::PrometheusError(c.kind, c.http_status, "bad_data: boom");
+    };
+    std::string message;
+    EXPECT_EQ(errorCode(request("default", "pods", "*", "duty_cycle_current"), &message),
+              c.expected);
+    EXPECT_NE(message.find("boom"), std::string::npos);
+  }
+}
+
+TEST_F(CustomMetricsHandlerTest, FailingSeriesQueryKeepsTheLastGoodDiscovery) {
+  prometheus_->failing_selectors["{uuid!=\"\"}"] = "connection refused";
+  relister_->relistOnce();
+  EXPECT_TRUE(relister_->snapshot()->findCustom("pods", "duty_cycle_current"));
+  EXPECT_EQ(relister_->lastErrors().at("{uuid!=\"\"}"), "connection refused");
+}
+
+TEST(FormatTimestampTest, SecondPrecisionUtc) {
+  EXPECT_EQ(formatTimestamp(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(formatTimestamp(1714564800.999), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(formatTimestamp(std::nan("")), "1970-01-01T00:00:00Z");
+}
+
+}  // namespace
+}  // namespace metrics_adapter::api

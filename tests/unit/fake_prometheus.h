@@ -1,0 +1,66 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
+namespace metrics_adapter::testing {
+
+// A PrometheusApi that serves series from a table and answers queries with a function,
+// recording every call.
+class FakePrometheus : public prometheus::PrometheusApi {
+ public:
+  struct Series {
+    std::string name;
+    std::vector<std::string> label_names;
+  };
+
+  std::map<std::string, std::vector<Series>> series_by_selector;
+  std::map<std::string, std::string> failing_selectors;  // selector -> error message
+  std::function<prometheus::QueryResult(const std::string&)> answer = [](const std::string&) {
+    return prometheus::QueryResult{};
+  };
+
+  prometheus::QueryResult query(const std::string& promql, prometheus::Clock::time_point,
+                                std::chrono::milliseconds) override {
+    {
+      std::lock_guard lock(mutex_);
+      queries.push_back(promql);
+    }
+    return answer(promql);
+  }
+
+  void series(const std::string& selector, prometheus::Clock::time_point, std::chrono::milliseconds,
+              const prometheus::SeriesVisitor& visitor) override {
+    {
+      std::lock_guard lock(mutex_);
+      series_calls.push_back(selector);
+      auto failing = failing_selectors.find(selector);
+      if (failing != failing_selectors.end()) {
+        throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                          failing->second);
+      }
+    }
+    for (const auto& s : series_by_selector[selector]) {
+      std::vector<std::string_view> names(s.label_names.begin(), s.label_names.end());
+      visitor(s.name, names);
+    }
+  }
+
+  std::vector<std::string> queries;
+  std::vector<std::string> series_calls;
+
+ private:
+  std::mutex mutex_;
+};
+
+inline prometheus::Sample sample(std::map<std::string, std::string> labels, double value,
+                                 double timestamp = 1714564800) {
+  return prometheus::Sample{std::move(labels), value, timestamp};
+}
+
+}  // namespace metrics_adapter::testing

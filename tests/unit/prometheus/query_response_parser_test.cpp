@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "metrics_adapter/prometheus/prometheus_client.h"
+
+namespace metrics_adapter::prometheus {
+namespace {
+
+using Kind = PrometheusError::Kind;
+
+// Wraps a result in a Prometheus success envelope.
+std::string answer(const std::string& type, const std::string& result) {
+  return R"({"status":"success","data":{"resultType":")" + type + R"(","result":)" + result + "}}";
+}
+
+TEST(ParseQueryResponseTest, VectorKeepsLabelsValuesAndTimestamps) {
+  const QueryResult result = parseQueryResponse(
+      answer("vector", R"([{"metric":{"__name__":"up","pod":"a"},"value":[1700000000.5,"1.5"]},)"
+                       R"({"metric":{"pod":"b"},"value":[1700000001,"-2"]}])"));
+  EXPECT_EQ(result.type, QueryResult::Type::kVector);
+  ASSERT_EQ(result.samples.size(), 2u);
+  EXPECT_EQ(result.samples[0].labels,
+            (std::map<std::string, std::string>{{"__name__", "up"}, {"pod", "a"}}));
+  EXPECT_DOUBLE_EQ(result.samples[0].value, 1.5);
+  EXPECT_DOUBLE_EQ(result.samples[0].timestamp, 1700000000.5);
+  EXPECT_EQ(result.samples[1].labels, (std::map<std::string, std::string>{{"pod", "b"}}));
+  EXPECT_DOUBLE_EQ(result.samples[1].value, -2);
+  EXPECT_TRUE(result.warnings.empty());
+}
+
+TEST(ParseQueryResponseTest, SpecialValuesAreKeptAsDoubles) {
+  struct Case {
+    std::string text;
+    double expected;  // NaN compared with isnan
+  };
+  const Case cases[] = {
+      {"NaN", std::numeric_limits<double>::quiet_NaN()},
+      {"+Inf", std::numeric_limits<double>::infinity()},
+      {"-Inf", -std::numeric_limits<double>::infinity()},
+      {"1e308", 1e308},
+      {"9223372036854775794", 9223372036854775794.0},
+      {"0.001", 0.001},
+      {"-0", -0.0},
+  };
+  for (const auto& c : cases) {
+    const QueryResult result =
+        parseQueryResponse(answer("vector", R"([{"metric":{},"value":[1,")" + c.text + R"("]}])"));
+    ASSERT_EQ(result.samples.size(), 1u) << c.text;
+    if (std::isnan(c.expected)) {
+      EXPECT_TRUE(std::isnan(result.samples[0].value)) << c.text;
+    } else {
+      EXPECT_EQ(result.samples[0].value, c.expected) << c.text;
+    }
+  }
+}
+
+TEST(ParseQueryResponseTest, ScalarIsOneSampleWithoutLabels) {
+  const QueryResult result = parseQueryResponse(answer("scalar", R"([1700000000.123,"42"])"));
+  EXPECT_EQ(result.type, QueryResult::Type::kScalar);
+  ASSERT_EQ(result.samples.size(), 1u);
+  EXPECT_TRUE(result.samples[0].labels.empty());
+  EXPECT_DOUBLE_EQ(result.samples[0].value, 42);
+  EXPECT_DOUBLE_EQ(result.samples[0].timestamp, 1700000000.123);
+}
+
+TEST(ParseQueryResponseTest, MatrixAndStringOnlySetTheType) {
+  const QueryResult matrix =
+      parseQueryResponse(answer("matrix", R"([{"metric":{"a":"b"},"values":[[1,"1"],[2,"2"]]}])"));
+  EXPECT_EQ(matrix.type, QueryResult::Type::kMatrix);
+  EXPECT_TRUE(matrix.samples.empty());
+  const QueryResult text = parseQueryResponse(answer("string", R"([1,"hello"])"));
+  EXPECT_EQ(text.type, QueryResult::Type::kString);
+  EXPECT_TRUE(text.samples.empty());
+}
+
+TEST(ParseQueryResponseTest, EmptyAndNullVectors) {
+  EXPECT_TRUE(parseQueryResponse(answer("vector", "[]")).samples.empty());
+  EXPECT_TRUE(parseQueryResponse(answer("vector", "null")).samples.empty());
+}
+
+TEST(ParseQueryResponseTest, WarningsAreReturned) {
+  const QueryResult result =
+      parseQueryResponse(R"({"status":"success","data":{"resultType":"vector","result":[]},)"
+                         R"("warnings":["PromQL info: partial data","second"]})");
+  EXPECT_EQ(result.warnings, (std::vector<std::string>{"PromQL info: partial data", "second"}));
+}
+
+TEST(ParseQueryResponseTest, NativeHistogramSamplesAreLeftOut) {
+  const QueryResult result =
+      parseQueryResponse(answer("vector", R"([{"metric":{"a":"h"},"histogram":[1,{"count":"2"}]},)"
+                                          R"({"metric":{"a":"f"},"value":[1,"3"]}])"));
+  ASSERT_EQ(result.samples.size(), 1u);
+  EXPECT_EQ(result.samples[0].labels.at("a"), "f");
+}
+
+TEST(ParseQueryResponseTest, ErrorStatusBecomesApiErrorWithPrometheusText) {
+  try {
+    parseQueryResponse(
+        R"({"status":"error","errorType":"bad_data","error":"1:5: parse error: unexpected \"}\""})");
+    FAIL() << "no exception";
+  } catch (const PrometheusError& e) {
+    EXPECT_EQ(e.kind(), Kind::kApiError);
+    EXPECT_STREQ(e.what(), R"(bad_data: 1:5: parse error: unexpected "}")");
+  }
+}
+
+TEST(ParseQueryResponseTest, MalformedAnswersAreBadResponses) {
+  const std::string cases[] = {
+      "",
+      "not json",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"val)",  // cut
+      "[]",
+      R"({"data":{"resultType":"vector","result":[]}})",                    // no status
+      R"({"status":"weird","data":{"resultType":"vector","result":[]}})",   // unknown status
+      R"({"status":"success"})",                                            // no data
+      R"({"status":"success","data":{"result":[]}})",                       // no resultType
+      R"({"status":"success","data":{"resultType":"table","result":[]}})",  // unknown type
+      answer("vector", R"({"metric":{}})"),                                 // not a list
+      answer("vector", R"([{"metric":{}}])"),                               // no value
+      answer("vector", R"([{"metric":{},"value":[1,1.5]}])"),               // number value
+      answer("vector", R"([{"metric":{},"value":[1,"abc"]}])"),             // not a number
+      answer("vector", R"([{"metric":{},"value":[1," 1"]}])"),              // leading blank
+      answer("vector", R"([{"metric":{},"value":[1,"1x"]}])"),              // trailing junk
+      answer("vector", R"([{"metric":{"a":1},"value":[1,"1"]}])"),          // label not string
+      answer("vector", R"([{"metric":{},"value":["1","1"]}])"),             // time not number
+      answer("vector", R"([{"metric":{},"value":[1]}])"),                   // short pair
+      answer("scalar", R"("1")"),                                           // scalar not pair
+      std::string(100000, '[') + std::string(100000, ']'),                  // hostile nesting
+  };
+  for (const auto& body : cases) {
+    try {
+      parseQueryResponse(body);
+      ADD_FAILURE() << "accepted: " << body.substr(0, 120);
+    } catch (const PrometheusError& e) {
+      EXPECT_EQ(e.kind(), Kind::kBadResponse) << body.substr(0, 120) << ": " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace metrics_adapter::prometheus

@@ -1,0 +1,107 @@
+#include "metrics_adapter/promql/quantity.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace metrics_adapter::promql {
+namespace {
+
+struct MilliCase {
+  std::int64_t milli;
+  std::string text;
+};
+
+void PrintTo(const MilliCase& c, std::ostream* os) { *os << testing::PrintToString(c.milli); }
+
+class FormatMilliQuantityTest : public testing::TestWithParam<MilliCase> {};
+
+TEST_P(FormatMilliQuantityTest, MatchesApimachinery) {
+  EXPECT_EQ(formatMilliQuantity(GetParam().milli), GetParam().text);
+}
+
+// api.md §5.2 test vectors, all of them.
+INSTANTIATE_TEST_SUITE_P(
+    SpecVectors, FormatMilliQuantityTest,
+    testing::Values(MilliCase{0, "0"}, MilliCase{1, "1m"}, MilliCase{250, "250m"},
+                    MilliCase{500, "500m"}, MilliCase{999, "999m"}, MilliCase{1000, "1"},
+                    MilliCase{1001, "1001m"}, MilliCase{1500, "1500m"}, MilliCase{12345, "12345m"},
+                    MilliCase{100000, "100"}, MilliCase{120000, "120"}, MilliCase{1230000, "1230"},
+                    MilliCase{1000000, "1k"}, MilliCase{2500000, "2500"},
+                    MilliCase{1234567, "1234567m"}, MilliCase{1000000000, "1M"},
+                    MilliCase{1000000000000, "1G"}, MilliCase{1500000000000, "1500M"},
+                    MilliCase{10000000000000000, "10T"}, MilliCase{1000000000000000000, "1P"},
+                    MilliCase{9223372036854775807, "9223372036854775807m"},
+                    MilliCase{-500, "-500m"}, MilliCase{-1500, "-1500m"},
+                    MilliCase{std::numeric_limits<std::int64_t>::min(), "-9223372036854775808m"}));
+
+struct SampleCase {
+  double value;
+  std::optional<std::string> quantity;
+};
+
+void PrintTo(const SampleCase& c, std::ostream* os) { *os << testing::PrintToString(c.value); }
+
+class SampleToQuantityTest : public testing::TestWithParam<SampleCase> {};
+
+TEST_P(SampleToQuantityTest, Converts) {
+  EXPECT_EQ(sampleToQuantity(GetParam().value), GetParam().quantity) << GetParam().value;
+}
+
+// api.md §5.2 "Adapter mapping examples": trunc(value*1000) toward zero. 12.345*1000 is
+// 12344.99999999999975 exactly, which rounds to the double 12345.0 (half an ulp there is
+// 9e-13), so both Go and C++ truncate it to 12345.
+INSTANTIATE_TEST_SUITE_P(
+    SpecMapping, SampleToQuantityTest,
+    testing::Values(SampleCase{0.5, "500m"}, SampleCase{12.345, "12345m"}, SampleCase{1e9, "1G"},
+                    SampleCase{0.0005, "0"}, SampleCase{12.3456, "12345m"},
+                    SampleCase{-0.0005, "0"}, SampleCase{99.9999, "99999m"},
+                    SampleCase{1.0 / 3.0, "333m"}, SampleCase{20.5, "20500m"},
+                    SampleCase{2000, "2k"}, SampleCase{0, "0"}, SampleCase{-0.0, "0"},
+                    SampleCase{-2.5, "-2500m"}, SampleCase{1e-300, "0"},
+                    SampleCase{std::numeric_limits<double>::denorm_min(), "0"}));
+
+// decisions.md "Better on purpose" 2: no NaN->0, no int64 overflow, DCGM blanks are missing.
+INSTANTIATE_TEST_SUITE_P(
+    Edges, SampleToQuantityTest,
+    testing::Values(
+        SampleCase{std::numeric_limits<double>::quiet_NaN(), std::nullopt},
+        SampleCase{std::numeric_limits<double>::infinity(), std::nullopt},
+        SampleCase{-std::numeric_limits<double>::infinity(), std::nullopt},
+        SampleCase{9223372036854775808.0, std::nullopt},
+        SampleCase{static_cast<double>(9223372036854775792LL), std::nullopt},
+        SampleCase{static_cast<double>(9223372036854775794LL), std::nullopt},
+        SampleCase{static_cast<double>(9223372036854775807LL), std::nullopt},
+        // Still below 2^63 milli: the int64 path (9.2e18 m = 9200e12).
+        SampleCase{9.2e15, "9200T"}, SampleCase{9e15, "9P"},
+        // Go's float64 product 9223372036854774.0*1000 rounds to 9223372036854773760
+        // (doubles are 1024 apart there); truncation keeps that, as upstream does.
+        SampleCase{9223372036854774.0, "9223372036854773760m"},
+        // From here value*1000 >= 2^63: exact integer of the double, zeros folded into suffixes.
+        SampleCase{9223372036854776.0, "9223372036854776"}, SampleCase{9.3e15, "9300T"},
+        SampleCase{1e16, "10P"}, SampleCase{1e18, "1E"}, SampleCase{1e20, "100E"},
+        SampleCase{-1e20, "-100E"}, SampleCase{1e22, "10000E"},
+        SampleCase{-9223372036854775808.0, "-9223372036854775808"},
+        SampleCase{18446744073709551616.0, "18446744073709551616"},
+        // int(1e300) in Python: the double's exact value has a single trailing zero.
+        SampleCase{1e300,
+                   "1000000000000000052504760255204420248704468581108159154915854115511802457988"
+                   "9081957863713750804478640437044438328838781769425232353604305756447921847867"
+                   "0698284838720092657580373783023379478809005936895323497079994508111903896764"
+                   "0880074652742780142494579258788820056842838115669472196386865459400540160"}));
+
+TEST(SampleToQuantityTest, LargestDoubleIsPrintedInFull) {
+  const auto quantity = sampleToQuantity(std::numeric_limits<double>::max());
+  ASSERT_TRUE(quantity.has_value());
+  EXPECT_EQ(quantity->size(), 309U);  // 1.797...e308 has 309 integer digits
+  EXPECT_EQ(quantity->substr(0, 17), "17976931348623157");
+  EXPECT_EQ(sampleToQuantity(-std::numeric_limits<double>::max())->front(), '-');
+}
+
+}  // namespace
+}  // namespace metrics_adapter::promql

@@ -1,0 +1,155 @@
+#include "metrics_adapter/server/https_server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "test_support.h"
+
+namespace metrics_adapter::server {
+namespace {
+using namespace testing;
+
+class HttpsServerTest : public ::testing::Test {
+ protected:
+  HttpsServerTest() : options_(testOptions(dir_)) {}
+
+  void start() {
+    server_ = startServer(options_, [this](const HttpRequest& request) {
+      log_.add(request);
+      return textResponse(request.method + " " + request.target + " " + request.body);
+    });
+  }
+
+  void TearDown() override {
+    release_.open();
+    server_.reset();
+  }
+
+  TempDir dir_;
+  ServerOptions options_;
+  RequestLog log_;
+  Gate release_;
+  std::unique_ptr<HttpsServer> server_;
+};
+
+TEST_F(HttpsServerTest, PortZeroPicksAFreePort) {
+  start();
+  EXPECT_NE(server_->port(), 0);
+}
+
+TEST_F(HttpsServerTest, TwoRequestsOnOneKeepAliveConnection) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  const Response first =
+      client.get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/a/pods/%2A/m?x=1");
+  EXPECT_EQ(first.result_int(), 200u);
+  EXPECT_EQ(first.body(), "GET /apis/custom.metrics.k8s.io/v1beta2/namespaces/a/pods/%2A/m?x=1 ");
+  EXPECT_EQ(first[http::field::content_type], "text/plain");
+  EXPECT_EQ(first[http::field::content_length], std::to_string(first.body().size()));
+  EXPECT_EQ(first["X-Content-Type-Options"], "nosniff");
+  EXPECT_TRUE(first.keep_alive());
+  const Response second = client.get("/healthz");
+  EXPECT_EQ(second.body(), "GET /healthz ");
+
+  const auto requests = log_.all();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].target, "/apis/custom.metrics.k8s.io/v1beta2/namespaces/a/pods/%2A/m?x=1");
+  EXPECT_EQ(requests[0].remote_address.rfind("127.0.0.1:", 0), 0u) << requests[0].remote_address;
+  EXPECT_EQ(requests[0].remote_address, requests[1].remote_address);  // same TCP connection
+}
+
+TEST_F(HttpsServerTest, RepeatedHeadersArriveAsSeparateEntries) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  Request request(http::verb::get, "/", 11);
+  request.insert("X-Remote-User", "alice");
+  request.insert("X-Remote-Group", "system:authenticated");
+  request.insert("X-Remote-Group", "a,b");
+  client.roundTrip(std::move(request));
+  const auto requests = log_.all();
+  ASSERT_EQ(requests.size(), 1u);
+  std::vector<std::string> groups;
+  for (const auto& [name, value] : requests[0].headers) {
+    if (name == "X-Remote-Group") groups.push_back(value);
+  }
+  EXPECT_EQ(groups, (std::vector<std::string>{"system:authenticated", "a,b"}));
+  EXPECT_EQ(requests[0].header("x-remote-user"), "alice");
+}
+
+TEST_F(HttpsServerTest, RequestBodyReachesTheHandler) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  Request request(http::verb::post, "/echo", 11);
+  request.body() = "payload";
+  EXPECT_EQ(client.roundTrip(std::move(request)).body(), "POST /echo payload");
+}
+
+TEST_F(HttpsServerTest, HeadHasContentLengthButNoBody) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  const Response head = client.roundTrip(Request(http::verb::head, "/x", 11));
+  EXPECT_EQ(head[http::field::content_length], std::to_string(std::string("HEAD /x ").size()));
+  EXPECT_EQ(head.body(), "");
+  // Had the server sent body bytes after the HEAD response, this response would not parse.
+  EXPECT_EQ(client.get("/y").body(), "GET /y ");
+}
+
+TEST_F(HttpsServerTest, ConnectionCloseIsHonoured) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  Request request(http::verb::get, "/", 11);
+  request.set(http::field::connection, "close");
+  const Response response = client.roundTrip(std::move(request));
+  EXPECT_FALSE(response.keep_alive());
+  EXPECT_NE(client.waitForClose(), beast::error::timeout);
+}
+
+TEST_F(HttpsServerTest, BindErrorNamesTheAddress) {
+  start();
+  ServerOptions same_port = options_;
+  same_port.port = server_->port();
+  HttpsServer second(same_port, [](const HttpRequest&) { return HttpResponse{}; });
+  try {
+    second.start();
+    FAIL() << "binding an occupied port succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(server_->port())),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(HttpsServerTest, StopStopsAcceptingAndFinishesInFlightRequests) {
+  std::atomic<bool> entered{false};
+  server_ = startServer(options_, [&](const HttpRequest&) {
+    entered = true;
+    release_.wait();
+    return textResponse("finished");
+  });
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  ASSERT_FALSE(client.send(Request(http::verb::get, "/slow", 11)));
+  ASSERT_TRUE(eventually([&] { return entered.load(); }));
+
+  const std::uint16_t port = server_->port();
+  std::thread stopper([&] { server_->stop(std::chrono::seconds(10)); });
+  EXPECT_TRUE(eventually([&] { return static_cast<bool>(TlsClient().connect(port)); }));
+  release_.open();
+  const auto [ec, response] = client.read();
+  stopper.join();
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response.body(), "finished");
+  EXPECT_FALSE(response.keep_alive());
+}
+
+}  // namespace
+}  // namespace metrics_adapter::server

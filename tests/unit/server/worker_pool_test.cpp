@@ -1,0 +1,68 @@
+#include "server/worker_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <latch>
+#include <stdexcept>
+#include <thread>
+
+namespace metrics_adapter::server {
+namespace {
+
+TEST(WorkerPoolTest, RefusesWorkBeyondQueuedPlusRunningLimit) {
+  WorkerPool pool(1, 2);
+  std::latch release(1);
+  std::promise<void> first_started;
+  ASSERT_TRUE(pool.trySubmit([&] {
+    first_started.set_value();
+    release.wait();
+  }));
+  first_started.get_future().wait();
+  ASSERT_TRUE(pool.trySubmit([&] { release.wait(); }));  // queued behind the running one
+  EXPECT_EQ(pool.inFlight(), 2u);
+  EXPECT_FALSE(pool.trySubmit([] {}));
+  release.count_down();
+  pool.stop();
+  EXPECT_EQ(pool.inFlight(), 0u);
+}
+
+TEST(WorkerPoolTest, ThenRunsAfterTheSlotIsFreed) {
+  WorkerPool pool(1, 1);
+  std::promise<bool> resubmitted;
+  ASSERT_TRUE(pool.trySubmit([] {}, [&] { resubmitted.set_value(pool.trySubmit([] {})); }));
+  // With capacity 1, a resubmission from `then` only fits if the finished task left.
+  EXPECT_TRUE(resubmitted.get_future().get());
+}
+
+TEST(WorkerPoolTest, KeepsWorkingAfterATaskThrows) {
+  WorkerPool pool(1, 4);
+  std::promise<void> ran;
+  ASSERT_TRUE(pool.trySubmit([] { throw std::runtime_error("boom"); }));
+  ASSERT_TRUE(pool.trySubmit([&] { ran.set_value(); }));
+  EXPECT_EQ(ran.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+}
+
+TEST(WorkerPoolTest, StopDropsQueuedTasksAndRefusesNewOnes) {
+  WorkerPool pool(1, 4);
+  std::latch release(1);
+  std::promise<void> started;
+  std::atomic<bool> queued_ran{false};
+  ASSERT_TRUE(pool.trySubmit([&] {
+    started.set_value();
+    release.wait();
+  }));
+  started.get_future().wait();
+  ASSERT_TRUE(pool.trySubmit([&] { queued_ran = true; }));
+  std::thread stopper([&] { pool.stop(); });
+  // stop() waits for the running task; let that finish only once stop() has begun.
+  while (!pool.isStopping()) std::this_thread::yield();
+  release.count_down();
+  stopper.join();
+  EXPECT_FALSE(queued_ran);
+  EXPECT_FALSE(pool.trySubmit([] {}));
+}
+
+}  // namespace
+}  // namespace metrics_adapter::server
