@@ -28,8 +28,8 @@ struct QueryResult {
 
 // Called once per series of a /api/v1/series answer, while the answer is being parsed.
 // `label_names` excludes __name__. The views are valid only during the call.
-using SeriesVisitor =
-    std::function<void(std::string_view metric_name, const std::vector<std::string_view>& label_names)>;
+using SeriesVisitor = std::function<void(std::string_view metric_name,
+                                         const std::vector<std::string_view>& label_names)>;
 
 // Why a call failed; the API layer maps kUnreachable/kTimeout/kHttpStatus(5xx) to 503.
 class PrometheusError : public std::runtime_error {

@@ -16,13 +16,13 @@ struct PrometheusClientOptions {
                                           // its query parameters are kept on every call
   std::string verb = "GET";               // --prometheus-verb: GET or POST
   std::vector<std::pair<std::string, std::string>> headers;  // --prometheus-header name=value
-  std::string token_file;       // --prometheus-token-file: trimmed, re-read when it changes
-  std::string ca_file;          // --prometheus-ca-file: added to the system roots
+  std::string token_file;        // --prometheus-token-file: trimmed, re-read when it changes
+  std::string ca_file;           // --prometheus-ca-file: added to the system roots
   std::string client_cert_file;  // --prometheus-client-tls-cert-file
   std::string client_key_file;   // --prometheus-client-tls-key-file
   std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
-  std::size_t post_threshold_bytes = 2048;  // GET queries longer than this go by POST
-  std::size_t max_response_bytes = 256u << 20;  // larger answers fail as kBadResponse
+  std::size_t post_threshold_bytes = 2048;          // GET queries longer than this go by POST
+  std::size_t max_response_bytes = 256u << 20;      // larger answers fail as kBadResponse
   // How often at most the token file's mtime/size/inode is compared to decide on a re-read.
   std::chrono::milliseconds token_recheck_interval{5000};
 };
