@@ -16,11 +16,12 @@ import time
 GPUS = [
     ("gpu-node-1", 0, "default", "bert-intent-detection-7c9f6b5d4-2xkqp", "serving"),
     ("gpu-node-1", 1, "default", "bert-intent-detection-7c9f6b5d4-9wz7m", "serving"),
+    ("gpu-node-1", 2, "default", "llm-batch-6f7d8c9b5-x8k2w", "worker"),
     ("gpu-node-2", 0, "default", "bert-intent-detection-7c9f6b5d4-lq4tn", "serving"),
     ("gpu-node-2", 1, "ml-team", "resnet-serving-5d8b7c6f9-pr2vd", "resnet"),
     ("gpu-node-2", 2, "", "", ""),
 ]
-STATIC_DUTY = [37.5, 82.25, 15.0, 64.125, 0.0]
+STATIC_DUTY = [37.5, 82.25, 91.5, 15.0, 64.125, 0.0]
 MODEL = "Tesla T4"
 MEMORY_TOTAL_MIB = 15360
 

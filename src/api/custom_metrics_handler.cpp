@@ -66,24 +66,24 @@ Json metricValueList(const std::string& version, Json items) {
 }  // namespace
 
 CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
-                                           std::shared_ptr<const kube::RestMapper> mapper,
                                            std::shared_ptr<prometheus::PrometheusApi> prometheus,
                                            std::shared_ptr<kube::ObjectLister> lister,
                                            CustomMetricsOptions options)
     : snapshots_(std::move(snapshots)),
-      mapper_(std::move(mapper)),
       prometheus_(std::move(prometheus)),
       lister_(std::move(lister)),
       options_(options) {}
 
 Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
-  auto resource = mapper_->parseGroupResource(request.resource);
+  // One snapshot for the whole request: its rules and REST mapping belong together.
+  auto snapshot = snapshots_();
+  const kube::RestMapper& mapper = snapshot->mapper();
+  auto resource = mapper.parseGroupResource(request.resource);
   if (!resource) {
     throw ApiError::notFound(notFoundMessage(request.metric, request.resource) +
                              ": unknown resource \"" + request.resource + "\"");
   }
   const std::string group_resource = resource->groupResource();
-  auto snapshot = snapshots_();
   const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, request.metric);
   if (!metric) {
     std::string message = notFoundMessage(request.metric, group_resource);
@@ -135,7 +135,7 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
     }
   }
 
-  BuiltQuery query = buildCustomQuery(spec, *mapper_);
+  BuiltQuery query = buildCustomQuery(spec, mapper);
   spdlog::debug("metric {} on {}: {}", request.metric, group_resource, query.promql);
   prometheus::QueryResult result;
   try {

@@ -6,10 +6,13 @@
 
 #include <csignal>
 
+#include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
+#include "metrics_adapter/kube/api_discovery.h"
+#include "metrics_adapter/kube/cached_object_lister.h"
 
 #ifndef MA_VERSION
 #define MA_VERSION "dev"
@@ -26,6 +29,49 @@ sigset_t blockStopSignals() {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
+}
+
+// --lister-kubeconfig, else --kubeconfig, else in-cluster credentials, else none.
+std::shared_ptr<kube::KubeApi> makeKubeClient(const AdapterOptions& options) {
+  std::optional<kube::KubeClientOptions> client_options;
+  if (!options.lister_kubeconfig.empty()) {
+    client_options = kube::loadKubeconfig(options.lister_kubeconfig);
+  } else if (!options.kubeconfig.empty()) {
+    client_options = kube::loadKubeconfig(options.kubeconfig);
+  } else {
+    client_options = kube::inClusterOptions();
+  }
+  if (!client_options) {
+    spdlog::warn(
+        "no Kubernetes API configured (no --lister-kubeconfig/--kubeconfig, not in a cluster): "
+        "wildcard requests with a labelSelector will answer 503");
+    return nullptr;
+  }
+  spdlog::info("Kubernetes API: {} ({})", client_options->server, client_options->source);
+  return std::make_shared<kube::KubeClient>(*client_options);
+}
+
+// The cluster's resources when the API answers, else the built-in table.
+std::vector<kube::ResourceInfo> initialResources(kube::KubeApi* kube) {
+  if (kube) {
+    try {
+      return kube::discoverResources(*kube, std::chrono::seconds(10));
+    } catch (const std::exception& e) {
+      spdlog::warn("API discovery failed, using the built-in REST mapping until it works: {}",
+                   e.what());
+    }
+  }
+  return kube::RestMapper::builtin().resources();
+}
+
+std::shared_ptr<const discovery::RuleSet> compileRuleSet(
+    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper) {
+  auto rule_set = std::make_shared<discovery::RuleSet>();
+  rule_set->mapper = std::move(mapper);
+  std::vector<std::string> warnings;
+  rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
+  for (const auto& warning : warnings) spdlog::warn("{}", warning);
+  return rule_set;
 }
 
 }  // namespace
@@ -46,31 +92,54 @@ void configureLogging(int verbosity) {
 int runAdapter(const AdapterOptions& options) {
   sigset_t stop_signals = blockStopSignals();
 
-  auto mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
-  std::vector<std::shared_ptr<const discovery::CompiledRule>> rules;
+  config::AdapterConfig config;
   try {
-    auto config = config::loadConfigFile(options.config_file);
-    std::vector<std::string> warnings;
-    rules = discovery::compileRules(config, *mapper, &warnings);
-    for (const auto& warning : warnings) spdlog::warn("{}", warning);
-    spdlog::info("loaded {} rules from {}", rules.size(), options.config_file);
+    config = config::loadConfigFile(options.config_file);
   } catch (const config::ConfigError& e) {
     spdlog::critical("invalid configuration: {}", e.what());
     return 1;
   }
 
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
+  std::shared_ptr<kube::KubeApi> kube;
   try {
     prometheus = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+    kube = makeKubeClient(options);
   } catch (const std::invalid_argument& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
 
-  auto relister = std::make_shared<discovery::Relister>(rules, prometheus, options.relist);
+  std::vector<kube::ResourceInfo> resources = initialResources(kube.get());
+  std::shared_ptr<const discovery::RuleSet> rule_set;
+  try {
+    rule_set = compileRuleSet(config, std::make_shared<const kube::RestMapper>(resources));
+  } catch (const config::ConfigError& e) {
+    spdlog::critical("invalid configuration: {}", e.what());
+    return 1;
+  }
+  spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
+               config.rules.size() + config.external_rules.size(), options.config_file);
+
+  auto relister = std::make_shared<discovery::Relister>(rule_set, prometheus, options.relist);
+  std::unique_ptr<RestMappingRefresher> refresher;
+  if (kube) {
+    refresher = std::make_unique<RestMappingRefresher>(
+        kube, options.discovery_interval, resources,
+        [relister, config](std::shared_ptr<const kube::RestMapper> mapper) {
+          try {
+            relister->setRuleSet(compileRuleSet(config, std::move(mapper)));
+          } catch (const config::ConfigError& e) {
+            spdlog::error("rules not updated for the new REST mapping: {}", e.what());
+          }
+        });
+  }
+  std::shared_ptr<kube::ObjectLister> lister;
+  if (kube) lister = std::make_shared<kube::CachedObjectLister>(kube, options.object_lister);
+
   api::SnapshotSource snapshots = [relister] { return relister->snapshot(); };
   auto custom_metrics = std::make_shared<const api::CustomMetricsHandler>(
-      snapshots, mapper, prometheus, nullptr,
+      snapshots, prometheus, lister,
       api::CustomMetricsOptions{.query_timeout = options.query_timeout});
 
   api::HealthChecks health;
@@ -92,6 +161,7 @@ int runAdapter(const AdapterOptions& options) {
     return 1;
   }
   relister->start();
+  if (refresher) refresher->start();
   spdlog::info("metrics-adapter {} serving custom.metrics.k8s.io on https://{}:{} from {}",
                MA_VERSION, options.server.bind_address, server.port(), options.prometheus.url);
 
@@ -99,6 +169,7 @@ int runAdapter(const AdapterOptions& options) {
   sigwait(&stop_signals, &signal_number);
   spdlog::info("received signal {}, shutting down", signal_number);
   server.stop(std::chrono::seconds(10));
+  if (refresher) refresher->stop();
   relister->stop();
   return 0;
 }

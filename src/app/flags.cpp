@@ -98,6 +98,22 @@ const std::map<std::string, Flag>& flagTable() {
       {"metrics-max-age",
        {"discovery look-back window (default 2 x relist interval)", false,
         [](AdapterOptions& o, const std::string& v) { o.relist.max_age = parseGoDuration(v); }}},
+      {"lister-kubeconfig",
+       {"kubeconfig for listing objects and API discovery (default: --kubeconfig, else "
+        "in-cluster, else no Kubernetes API)",
+        false, [](AdapterOptions& o, const std::string& v) { o.lister_kubeconfig = v; }}},
+      {"kubeconfig",
+       {"kubeconfig for the Kubernetes API (default: in-cluster when running in a pod)", false,
+        [](AdapterOptions& o, const std::string& v) { o.kubeconfig = v; }}},
+      {"discovery-interval",
+       {"how often to re-read the cluster's resources, e.g. for new CRDs (default 1m)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.discovery_interval = parseGoDuration(v);
+        }}},
+      {"object-cache-ttl",
+       {"how long one LIST of a resource in a namespace answers label selectors (default 10s)",
+        false,
+        [](AdapterOptions& o, const std::string& v) { o.object_lister.ttl = parseGoDuration(v); }}},
       {"secure-port",
        {"HTTPS port (default 443)", false,
         [](AdapterOptions& o, const std::string& v) {
@@ -164,8 +180,6 @@ const std::map<std::string, Flag>& flagTable() {
 // safer than silently serving without, e.g., the authentication they ask for.
 const std::set<std::string>& plannedFlags() {
   static const std::set<std::string> planned = {
-      "lister-kubeconfig",
-      "kubeconfig",
       "authentication-kubeconfig",
       "authorization-kubeconfig",
       "authentication-skip-lookup",
@@ -270,6 +284,9 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
     throw FlagError("--metrics-relist-interval must be positive");
   }
   if (!max_age_set) options.relist.max_age = options.relist.interval * 2;
+  if (options.discovery_interval <= std::chrono::milliseconds(0)) {
+    throw FlagError("--discovery-interval must be positive");
+  }
   if (options.relist.max_age < options.relist.interval) {
     throw FlagError("--metrics-max-age must be at least --metrics-relist-interval");
   }

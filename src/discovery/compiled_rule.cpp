@@ -104,11 +104,16 @@ std::vector<std::shared_ptr<const CompiledRule>> compileRules(const config::Adap
   RuleCompiler compiler(config, mapper, warnings);
   std::vector<std::shared_ptr<const CompiledRule>> rules;
   rules.reserve(config.rules.size() + config.external_rules.size());
+  // A rule whose overrides name resources the cluster does not have (yet) is left out; it
+  // comes back when the REST mapping learns them and the rules are compiled again.
+  const auto add = [&rules](std::shared_ptr<const CompiledRule> rule) {
+    if (!rule->resources.hasUnknownOverrides()) rules.push_back(std::move(rule));
+  };
   for (std::size_t i = 0; i < config.rules.size(); ++i) {
-    rules.push_back(compiler.compile(RuleKind::kCustom, i, config.rules[i]));
+    add(compiler.compile(RuleKind::kCustom, i, config.rules[i]));
   }
   for (std::size_t i = 0; i < config.external_rules.size(); ++i) {
-    rules.push_back(compiler.compile(RuleKind::kExternal, i, config.external_rules[i]));
+    add(compiler.compile(RuleKind::kExternal, i, config.external_rules[i]));
   }
   if (config.resource_rules) {
     compiler.validate(config.resource_rules->cpu, "resourceRules.cpu");

@@ -24,9 +24,13 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-RegistrySnapshot::RegistrySnapshot(
-    const std::vector<std::shared_ptr<const CompiledRule>>& rules,
-    const std::vector<std::shared_ptr<const RuleFindings>>& findings) {
+RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set)
+    : rule_set_(std::move(rule_set)) {}
+
+RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set,
+                                   const std::vector<std::shared_ptr<const RuleFindings>>& findings)
+    : rule_set_(std::move(rule_set)) {
+  const auto& rules = rule_set_->rules;
   // Later rules overwrite earlier ones: build maps first, then flatten.
   std::map<std::pair<std::string, std::string>, CustomMetric> custom;
   std::map<std::string, ExternalMetric> external;

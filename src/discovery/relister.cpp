@@ -8,21 +8,51 @@
 
 namespace metrics_adapter::discovery {
 
-Relister::Relister(std::vector<std::shared_ptr<const CompiledRule>> rules,
+Relister::Relister(std::shared_ptr<const RuleSet> rule_set,
                    std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options)
-    : rules_(std::move(rules)),
-      prometheus_(std::move(prometheus)),
+    : prometheus_(std::move(prometheus)),
       options_(options),
-      snapshot_(std::make_shared<RegistrySnapshot>()),
-      findings_(rules_.size()) {}
+      rule_set_(std::move(rule_set)),
+      snapshot_(std::make_shared<RegistrySnapshot>(rule_set_)),
+      findings_(rule_set_->rules.size()) {}
 
 Relister::~Relister() { stop(); }
 
+void Relister::setRuleSet(std::shared_ptr<const RuleSet> rule_set) {
+  {
+    std::lock_guard lock(mutex_);
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<const RuleFindings>> previous;
+    for (std::size_t i = 0; i < rule_set_->rules.size(); ++i) {
+      const auto& rule = *rule_set_->rules[i];
+      previous[{rule.id, rule.source.series_query}] = findings_[i];
+    }
+    rule_set_ = std::move(rule_set);
+    findings_.assign(rule_set_->rules.size(), nullptr);
+    for (std::size_t i = 0; i < rule_set_->rules.size(); ++i) {
+      const auto& rule = *rule_set_->rules[i];
+      auto it = previous.find({rule.id, rule.source.series_query});
+      if (it != previous.end()) findings_[i] = it->second;
+    }
+    snapshot_ = std::make_shared<const RegistrySnapshot>(rule_set_, findings_);
+  }
+  {
+    std::lock_guard lock(loop_mutex_);
+    relist_requested_ = true;
+  }
+  loop_wakeup_.notify_all();
+}
+
 void Relister::relistOnce() {
+  std::shared_ptr<const RuleSet> rule_set;
+  {
+    std::lock_guard lock(mutex_);
+    rule_set = rule_set_;
+  }
+  const auto& rules = rule_set->rules;
   // Rules sharing a seriesQuery share one call.
   std::map<std::string, std::vector<std::size_t>> rules_by_query;
-  for (std::size_t i = 0; i < rules_.size(); ++i) {
-    rules_by_query[rules_[i]->source.series_query].push_back(i);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    rules_by_query[rules[i]->source.series_query].push_back(i);
   }
   const auto start = prometheus::Clock::now() - options_.max_age;
   const auto began = std::chrono::steady_clock::now();
@@ -33,28 +63,28 @@ void Relister::relistOnce() {
   };
   std::vector<std::pair<std::string, std::future<QueryOutcome>>> calls;
   for (const auto& [query, rule_indexes] : rules_by_query) {
-    calls.emplace_back(
-        query, std::async(std::launch::async, [this, query = query, indexes = rule_indexes, start] {
-          QueryOutcome outcome;
-          std::vector<FindingsBuilder> builders;
-          builders.reserve(indexes.size());
-          for (std::size_t index : indexes) builders.emplace_back(*rules_[index]);
-          try {
-            prometheus_->series(
-                query, start, options_.series_timeout,
-                [&](std::string_view name, const std::vector<std::string_view>& labels) {
-                  for (auto& builder : builders) builder.add(name, labels);
-                });
-            for (std::size_t i = 0; i < indexes.size(); ++i) {
-              outcome.findings.emplace_back(indexes[i], builders[i].finish());
-            }
-          } catch (const std::exception& e) {
-            outcome.error = e.what();
-          }
-          return outcome;
-        }));
+    calls.emplace_back(query, std::async(std::launch::async, [this, &rules, query = query,
+                                                              indexes = rule_indexes, start] {
+                         QueryOutcome outcome;
+                         std::vector<FindingsBuilder> builders;
+                         builders.reserve(indexes.size());
+                         for (std::size_t index : indexes) builders.emplace_back(*rules[index]);
+                         try {
+                           prometheus_->series(query, start, options_.series_timeout,
+                                               [&](std::string_view name,
+                                                   const std::vector<std::string_view>& labels) {
+                                                 for (auto& builder : builders)
+                                                   builder.add(name, labels);
+                                               });
+                           for (std::size_t i = 0; i < indexes.size(); ++i) {
+                             outcome.findings.emplace_back(indexes[i], builders[i].finish());
+                           }
+                         } catch (const std::exception& e) {
+                           outcome.error = e.what();
+                         }
+                         return outcome;
+                       }));
   }
-
   std::vector<std::pair<std::string, QueryOutcome>> outcomes;
   for (auto& [query, future] : calls) outcomes.emplace_back(query, future.get());
 
@@ -66,15 +96,20 @@ void Relister::relistOnce() {
       ++failed;
       spdlog::warn("relist: seriesQuery {} failed, keeping its last good result: {}", query,
                    outcome.error);
-      continue;
     }
+  }
+  if (rule_set != rule_set_) {
+    spdlog::debug("relist: the rules changed during the run; its results are dropped");
+    return;  // setRuleSet asked for another run
+  }
+  for (auto& [query, outcome] : outcomes) {
     for (auto& [index, found] : outcome.findings) {
-      spdlog::debug("relist: {} saw {} series, {} metrics", rules_[index]->id, found->series_seen,
+      spdlog::debug("relist: {} saw {} series, {} metrics", rules[index]->id, found->series_seen,
                     found->metrics.size());
       findings_[index] = std::move(found);
     }
   }
-  snapshot_ = std::make_shared<const RegistrySnapshot>(rules_, findings_);
+  snapshot_ = std::make_shared<const RegistrySnapshot>(rule_set_, findings_);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - began);
   spdlog::info("relist: {} series queries ({} failed) in {} ms; serving {} custom metrics",
@@ -86,6 +121,7 @@ void Relister::start() {
   loop_ = std::thread([this] {
     std::unique_lock lock(loop_mutex_);
     while (!stopping_) {
+      relist_requested_ = false;
       lock.unlock();
       try {
         relistOnce();
@@ -94,7 +130,8 @@ void Relister::start() {
         first_run_done_ = true;
       }
       lock.lock();
-      loop_wakeup_.wait_for(lock, options_.interval, [this] { return stopping_; });
+      loop_wakeup_.wait_for(lock, options_.interval,
+                            [this] { return stopping_ || relist_requested_; });
     }
   });
 }

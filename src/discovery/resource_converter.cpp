@@ -67,7 +67,9 @@ ResourceConverter::ResourceConverter(const config::ResourceMapping& mapping,
     const std::string field = path + ".resources.overrides." + label;
     std::optional<kube::ResourceInfo> resource = mapper.resourceFor(ref.group, ref.resource);
     if (!resource) {
-      warn(field + ": unknown resource " + quoted(describeRef(ref)) + "; label ignored");
+      warn(field + ": unknown resource " + quoted(describeRef(ref)) +
+           "; the rule is disabled until it exists");
+      has_unknown_overrides_ = true;
       continue;
     }
     const auto [first, inserted] = label_of_resource.emplace(resource->groupResource(), label);

@@ -1,106 +1,10 @@
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
-#include <cstdint>
-#include <deque>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <vector>
-
-#include "prometheus/cpprest.h"
+#include "metrics_adapter/net/body_pipe.h"
 
 namespace metrics_adapter::prometheus {
 
-// A cpprestsdk output stream buffer that hands response bytes to one blocking reader without
-// collecting them: each write completes only once the reader has copied it out, so the HTTP
-// client reads the socket no faster than the reader consumes and memory stays at one network
-// chunk whatever the size of the answer. Read operations of the cpprestsdk interface are not
-// supported; the reader uses read().
-class BodyPipe final : public concurrency::streams::details::basic_streambuf<std::uint8_t> {
- public:
-  enum class ReadStatus { kData, kEnd, kFailed, kTimedOut };
-  struct ReadResult {
-    ReadStatus status = ReadStatus::kEnd;
-    std::size_t size = 0;      // bytes copied, for kData
-    std::exception_ptr error;  // the writer's failure, for kFailed
-  };
-
-  // Waits until bytes, the end, a failure or `deadline`. Thread-safe against the writer.
-  ReadResult read(char* destination, std::size_t capacity,
-                  std::chrono::steady_clock::time_point deadline);
-
-  // The writer finished: cleanly when `error` is null. Unread bytes stay readable after a
-  // clean finish and are dropped after a failure.
-  void finish(std::exception_ptr error);
-
-  // The reader gives up: pending and later writes fail, which makes the HTTP client stop.
-  void abandon();
-
-  bool can_read() const override { return false; }
-  bool can_write() const override;
-  bool can_seek() const override { return false; }
-  bool has_size() const override { return false; }
-  bool is_eof() const override { return false; }
-  size_t buffer_size(std::ios_base::openmode) const override { return 0; }
-  void set_buffer_size(size_t, std::ios_base::openmode) override {}
-  size_t in_avail() const override { return 0; }
-  bool is_open() const override { return can_write(); }
-  pplx::task<void> close(std::ios_base::openmode mode) override;
-  pplx::task<void> close(std::ios_base::openmode mode, std::exception_ptr eptr) override;
-  pplx::task<int_type> putc(std::uint8_t ch) override;
-  pplx::task<size_t> putn(const std::uint8_t* ptr, size_t count) override;
-  pplx::task<size_t> putn_nocopy(const std::uint8_t* ptr, size_t count) override;
-  pplx::task<int_type> bumpc() override { return pplx::task_from_result(traits::eof()); }
-  int_type sbumpc() override { return traits::eof(); }
-  pplx::task<int_type> getc() override { return pplx::task_from_result(traits::eof()); }
-  int_type sgetc() override { return traits::eof(); }
-  pplx::task<int_type> nextc() override { return pplx::task_from_result(traits::eof()); }
-  pplx::task<int_type> ungetc() override { return pplx::task_from_result(traits::eof()); }
-  pplx::task<size_t> getn(std::uint8_t*, size_t) override {
-    return pplx::task_from_result<size_t>(0);
-  }
-  size_t scopy(std::uint8_t*, size_t) override { return 0; }
-  pos_type getpos(std::ios_base::openmode) const override { return static_cast<pos_type>(-1); }
-  utility::size64_t size() const override { return 0; }
-  pos_type seekpos(pos_type, std::ios_base::openmode) override { return static_cast<pos_type>(-1); }
-  pos_type seekoff(off_type, std::ios_base::seekdir, std::ios_base::openmode) override {
-    return static_cast<pos_type>(-1);
-  }
-  pplx::task<void> sync() override { return pplx::task_from_result(); }
-  std::uint8_t* alloc(size_t) override { return nullptr; }
-  void commit(size_t) override {}
-  bool acquire(std::uint8_t*& ptr, size_t& count) override {
-    ptr = nullptr;
-    count = 0;
-    return false;
-  }
-  void release(std::uint8_t*, size_t) override {}
-  std::exception_ptr exception() const override;
-
- private:
-  struct PendingWrite {
-    std::shared_ptr<std::vector<std::uint8_t>> copy;  // owns the bytes for copying writes
-    const std::uint8_t* data = nullptr;
-    std::size_t size = 0;
-    std::size_t offset = 0;
-    pplx::task_completion_event<size_t> done;
-  };
-
-  pplx::task<size_t> enqueue(PendingWrite write);
-  // Fails the pending writes taken out of the queue (outside the lock: completing a write can run
-  // the HTTP client's continuation inline).
-  static void failWrites(std::deque<PendingWrite> writes, const std::exception_ptr& error);
-  std::exception_ptr writeRefusal() const;  // requires mutex_
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<PendingWrite> pending_;
-  bool finished_ = false;
-  bool abandoned_ = false;
-  std::exception_ptr error_;
-};
+// The pipe moved to the net module; its tests still live with the Prometheus client.
+using net::BodyPipe;
 
 }  // namespace metrics_adapter::prometheus

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
 namespace metrics_adapter::prometheus {
 namespace {
 
@@ -9,7 +11,7 @@ constexpr std::size_t kChunkBytes = 64 * 1024;
 
 }  // namespace
 
-BodyStreamBuf::BodyStreamBuf(HttpCall& call, std::size_t max_bytes_per_token)
+BodyStreamBuf::BodyStreamBuf(net::HttpCall& call, std::size_t max_bytes_per_token)
     : call_(call), buffer_(kChunkBytes), max_bytes_per_token_(max_bytes_per_token) {}
 
 BodyStreamBuf::int_type BodyStreamBuf::underflow() {

@@ -5,7 +5,7 @@
 #include <streambuf>
 #include <vector>
 
-#include "prometheus/http_call.h"
+#include "metrics_adapter/net/http_call.h"
 
 namespace metrics_adapter::prometheus {
 
@@ -16,7 +16,7 @@ class BodyStreamBuf final : public std::streambuf {
  public:
   // Input stops with an error once more than `max_bytes_per_token` bytes pass without a
   // tokenDone(): a single endless string cannot grow the parser's buffer without bound.
-  BodyStreamBuf(HttpCall& call, std::size_t max_bytes_per_token);
+  BodyStreamBuf(net::HttpCall& call, std::size_t max_bytes_per_token);
 
   // The parser finished a token.
   void tokenDone() { bytes_since_token_ = 0; }
@@ -28,7 +28,7 @@ class BodyStreamBuf final : public std::streambuf {
   int_type underflow() override;
 
  private:
-  HttpCall& call_;
+  net::HttpCall& call_;
   std::vector<char> buffer_;
   std::size_t max_bytes_per_token_;
   std::size_t bytes_since_token_ = 0;

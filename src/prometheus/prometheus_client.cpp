@@ -11,21 +11,24 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/http_call.h"
+#include "metrics_adapter/net/http_client_factory.h"
 #include "prometheus/bearer_token_file.h"
 #include "prometheus/body_stream_buf.h"
-#include "prometheus/cpprest.h"
-#include "prometheus/http_call.h"
 #include "prometheus/request_builder.h"
 #include "prometheus/response_parsing.h"
 #include "prometheus/series_stream_parser.h"
-#include "prometheus/tls_setup.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
 
+using net::HttpCall;
+
+constexpr const char* kTlsHint = "(is the server certificate trusted? see --prometheus-ca-file)";
+
 // Enough for any Prometheus error document; longer error bodies are only quoted, never parsed.
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
 // No label name or value comes near this; it only stops one endless JSON string.
 constexpr std::size_t kMaxSeriesTokenBytes = 4u << 20;
 
@@ -65,21 +68,13 @@ std::string readBody(HttpCall& call, std::size_t limit, bool fail_when_larger) {
                               " bytes is larger than the limit of " + std::to_string(limit) +
                               " bytes");
   }
-  std::string body;
-  while (body.size() <= limit) {
-    const std::size_t used = body.size();
-    body.resize(used + kReadChunkBytes);
-    const std::size_t count = call.read(body.data() + used, kReadChunkBytes);
-    body.resize(used + count);
-    if (count == 0) return body;
-  }
-  if (fail_when_larger) {
+  net::BodyText body = net::readBody(call, limit);
+  if (!body.complete && fail_when_larger) {
     throw PrometheusError(
         PrometheusError::Kind::kBadResponse, call.status(),
         "Prometheus answer is larger than the limit of " + std::to_string(limit) + " bytes");
   }
-  body.resize(limit);
-  return body;
+  return std::move(body.bytes);
 }
 
 PrometheusError errorAnswer(HttpCall& call) {
@@ -89,6 +84,25 @@ PrometheusError errorAnswer(HttpCall& call) {
 
 PrometheusError withStatus(const PrometheusError& error, int status) {
   return PrometheusError(error.kind(), status, error.what());
+}
+
+// The PrometheusError for a call that got no complete answer.
+std::exception_ptr callError(const net::CallFailure& failure, const std::string& server,
+                             std::chrono::milliseconds timeout) {
+  using Kind = PrometheusError::Kind;
+  switch (failure.kind) {
+    case net::CallFailure::Kind::kTimeout:
+      return std::make_exception_ptr(
+          PrometheusError(Kind::kTimeout, failure.status,
+                          "Prometheus did not answer within " + formatPrometheusDuration(timeout)));
+    case net::CallFailure::Kind::kUnreachable:
+      return std::make_exception_ptr(PrometheusError(
+          Kind::kUnreachable, 0, "cannot reach Prometheus at " + server + ": " + failure.cause));
+    case net::CallFailure::Kind::kBrokenBody:
+      break;
+  }
+  return std::make_exception_ptr(PrometheusError(Kind::kBadResponse, failure.status,
+                                                 "Prometheus answer broke off: " + failure.cause));
 }
 
 const char* kindName(PrometheusError::Kind kind) {
@@ -127,23 +141,16 @@ struct PrometheusClient::Impl {
     if (!options.token_file.empty()) {
       token = std::make_unique<BearerTokenFile>(options.token_file, options.token_recheck_interval);
     }
-    tls.ca_file = options.ca_file;
-    tls.client_cert_file = options.client_cert_file;
-    tls.client_key_file = options.client_key_file;
-    validateTlsFiles(tls);
-
-    web::http::client::http_client_config config;
+    net::HttpClientSettings client;
+    client.origin = base.origin;
     // cpprestsdk's timeout restarts with every network read; the per-call deadline is enforced
     // by HttpCall, this only bounds abandoned exchanges.
-    config.set_timeout(options.client_timeout);
-    // A followed redirect would deliver its body outside the response stream HttpCall reads.
-    config.set_max_redirects(0);
-    if (base.scheme == "https") {
-      config.set_ssl_context_callback([files = tls](boost::asio::ssl::context& context) {
-        configureTlsContext(context, files);
-      });
-    }
-    http = std::make_unique<web::http::client::http_client>(web::uri(base.origin), config);
+    client.timeout = options.client_timeout;
+    client.tls.ca = {options.ca_file, "", "--prometheus-ca-file"};
+    client.tls.client_cert = {options.client_cert_file, "", "--prometheus-client-tls-cert-file"};
+    client.tls.client_key = {options.client_key_file, "", "--prometheus-client-tls-key-file"};
+    net::validateTlsSettings(client.tls);
+    http = net::makeHttpClient(client);
     port = base.port != 0 ? std::to_string(base.port) : (base.scheme == "https" ? "443" : "80");
   }
 
@@ -190,8 +197,11 @@ struct PrometheusClient::Impl {
           .count();
     };
     try {
-      HttpCall call(*http, makeRequest(spec),
-                    CallContext{base.display(), base.host, port, timeout, started + timeout});
+      net::CallContext context{base.host, port, started + timeout, kTlsHint,
+                               [display = base.display(), timeout](const net::CallFailure& f) {
+                                 return callError(f, display, timeout);
+                               }};
+      HttpCall call(*http, makeRequest(spec), std::move(context));
       auto result = handle(call);
       spdlog::debug("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
       return result;
@@ -209,7 +219,6 @@ struct PrometheusClient::Impl {
   BaseUrl base;
   Verb verb = Verb::kGet;
   std::string port;
-  TlsFiles tls;
   std::unique_ptr<BearerTokenFile> token;
   std::unique_ptr<web::http::client::http_client> http;
 };

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "prometheus/cpprest.h"
+#include "metrics_adapter/net/cpprest.h"
 
 namespace metrics_adapter::prometheus {
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "metrics_adapter/net/text.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
 
 namespace metrics_adapter::prometheus {
@@ -25,9 +26,7 @@ std::string apiErrorText(const nlohmann::json& document);
 // Prometheus error document, otherwise kHttpStatus naming the status and the start of the body.
 PrometheusError errorForHttpStatus(int status, std::string_view body);
 
-// `text` as one printable line of at most `max_bytes` bytes (plus "..." when cut): control
-// characters become one space (none at the start or after a space), invalid UTF-8 bytes become '?',
-// and a multi-byte character is never split.
-std::string sanitizeLine(std::string_view text, std::size_t max_bytes);
+// One printable, bounded line of remote text (shared with the Kubernetes client).
+using net::sanitizeLine;
 
 }  // namespace metrics_adapter::prometheus

@@ -116,6 +116,15 @@ class Exporter:
         return result
 
 
+    def grouped(self, series, label):
+        """{label value: [(labels, value)]} of the samples of `series` that carry `label`."""
+        groups = {}
+        for name, labels, value in self.samples():
+            if name == series and labels.get(label):
+                groups.setdefault(labels[label], []).append((labels, value))
+        return groups
+
+
 def split_labels(text):
     parts, current, quoted = [], "", False
     for c in text:
@@ -141,8 +150,11 @@ class Prometheus:
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n")
             if rule_files:
                 f.write("rule_files:\n" + "".join("  - %s\n" % r for r in rule_files))
+            # The target label `service` names the exporter's Service, as a ServiceMonitor
+            # would, so Object metrics on services/dcgm-exporter can be tested.
             f.write("scrape_configs:\n  - job_name: gpu\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % scrape_port)
+                    "      - targets: ['127.0.0.1:%d']\n"
+                    "        labels: {service: dcgm-exporter}\n" % scrape_port)
         self.url = "http://127.0.0.1:%d" % self.port
         self.process = procs.spawn("prometheus-%d" % self.port, [
             "prometheus", "--config.file=" + config, "--storage.tsdb.path=" + self.dir + "/data",
@@ -159,6 +171,76 @@ class Prometheus:
     def wait_for_series(self, promql, count):
         wait_until(lambda: len(self.query(promql)) >= count, timeout=60,
                    what="%d series of %s in Prometheus" % (count, promql))
+
+
+FAKE_KUBE = os.path.join(REPO, "tests", "integration", "fake_kube.py")
+MAKE_CERTS = os.path.join(REPO, "certs", "make-certs.sh")
+
+
+class FakeKube:
+    """The fake Kubernetes API (fake_kube.py) over TLS with a CA made by certs/make-certs.sh,
+    plus a kubeconfig that reaches it with a bearer token."""
+
+    TOKEN = "lister-token"
+
+    def __init__(self, procs, objects):
+        self.port = free_port()
+        self.dir = os.path.join(procs.workdir, "kube-%d" % self.port)
+        os.makedirs(self.dir)
+        subprocess.run(["bash", MAKE_CERTS, "--out", self.dir, "--service", "kubernetes"],
+                       check=True, capture_output=True, timeout=60)
+        objects_file = os.path.join(self.dir, "objects.json")
+        with open(objects_file, "w") as f:
+            json.dump(objects, f)
+        self.process = procs.spawn("fake-kube-%d" % self.port, [
+            sys.executable, FAKE_KUBE, "--port", str(self.port), "--objects", objects_file,
+            "--cert", os.path.join(self.dir, "serving.crt"),
+            "--key", os.path.join(self.dir, "serving.key"), "--token", self.TOKEN])
+        self.url = "https://127.0.0.1:%d" % self.port
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        with open(self.kubeconfig, "w") as f:
+            f.write(KUBECONFIG_WITH_TOKEN % {"server": self.url, "ca": "ca.crt",
+                                             "token": self.TOKEN})
+        wait_until(lambda: self.stats() is not None, timeout=30, what="the fake Kubernetes API")
+
+    def _call(self, method, path, body=None):
+        context = ssl.create_default_context(cafile=os.path.join(self.dir, "ca.crt"))
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return json.loads(response.read().decode())
+
+    def stats(self):
+        return self._call("GET", "/_control/stats")["lists"]
+
+    def list_calls(self, path):
+        return self.stats().get(path, 0)
+
+    def add_crd(self, crd):
+        self._call("POST", "/_control/crd", crd)
+
+    def set_down(self, down):
+        self._call("POST", "/_control/down", {"down": down})
+
+
+# A relative certificate-authority path: resolved against the kubeconfig's directory.
+KUBECONFIG_WITH_TOKEN = """apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: %(server)s
+    certificate-authority: %(ca)s
+users:
+- name: lister
+  user:
+    token: %(token)s
+contexts:
+- name: fake
+  context: {cluster: fake, user: lister}
+current-context: fake
+"""
 
 
 class Adapter:

@@ -56,12 +56,7 @@ def discovered_names(adapter, version):
 
 
 def exporter_values(series, by):
-    """{label value: [values]} of the exporter's samples of `series`, grouped by label `by`."""
-    groups = defaultdict(list)
-    for name, labels, value in EXPORTER.samples():
-        if name == series and labels.get(by):
-            groups[labels[by]].append((labels, value))
-    return groups
+    return EXPORTER.grouped(series, by)
 
 
 def last_sample_per(promql, label):
@@ -128,7 +123,7 @@ class PodMetricsTest(unittest.TestCase):
         self.assertEqual(("MetricValueList", "custom.metrics.k8s.io/v1beta1"),
                          (body["kind"], body["apiVersion"]))
         expected = self.expected_pods("default")
-        self.assertEqual(3, len(expected))
+        self.assertEqual(4, len(expected))
         got = items_by_name(body)
         self.assertEqual(expected, {name: item["value"] for name, item in got.items()})
         self.assertEqual(sorted(expected), [i["describedObject"]["name"] for i in body["items"]])

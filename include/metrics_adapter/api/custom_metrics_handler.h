@@ -24,7 +24,7 @@ struct CustomMetricsOptions {
 class CustomMetricsHandler {
  public:
   // `lister` may be null: wildcard requests with a labelSelector then fail with 503.
-  CustomMetricsHandler(SnapshotSource snapshots, std::shared_ptr<const kube::RestMapper> mapper,
+  CustomMetricsHandler(SnapshotSource snapshots,
                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
                        std::shared_ptr<kube::ObjectLister> lister, CustomMetricsOptions options);
 
@@ -33,7 +33,6 @@ class CustomMetricsHandler {
 
  private:
   SnapshotSource snapshots_;
-  std::shared_ptr<const kube::RestMapper> mapper_;
   std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   std::shared_ptr<kube::ObjectLister> lister_;
   CustomMetricsOptions options_;

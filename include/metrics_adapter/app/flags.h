@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "metrics_adapter/discovery/relister.h"
+#include "metrics_adapter/kube/cached_object_lister.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
 #include "metrics_adapter/server/https_server.h"
 
@@ -18,6 +19,10 @@ struct AdapterOptions {
   prometheus::PrometheusClientOptions prometheus;
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
   discovery::RelistOptions relist;
+  std::string lister_kubeconfig;  // --lister-kubeconfig: objects and discovery
+  std::string kubeconfig;         // --kubeconfig: used when --lister-kubeconfig is not given
+  std::chrono::milliseconds discovery_interval{std::chrono::minutes(1)};
+  kube::ObjectListerOptions object_lister;
   server::ServerOptions server;
   int verbosity = 0;
   bool show_help = false;

@@ -29,7 +29,8 @@ struct CompiledRule {
 // Compiles every rule of `config`. Throws ConfigError naming file, rule and field
 // ("gpu.yaml: rules[1].metricsQuery: unknown field .LabelMatcher at column 12").
 // An empty metricsQuery is an error here (upstream fails on every request instead).
-// Non-fatal findings (e.g. overrides naming unknown resources) are appended to `warnings`.
+// Non-fatal findings are appended to `warnings`; rules whose overrides name resources `mapper`
+// does not know are left out of the result (disabled, with a warning naming them).
 std::vector<std::shared_ptr<const CompiledRule>> compileRules(const config::AdapterConfig& config,
                                                               const kube::RestMapper& mapper,
                                                               std::vector<std::string>* warnings);

@@ -13,6 +13,13 @@
 
 namespace metrics_adapter::discovery {
 
+// The rules in force and the REST mapping they were compiled against (their resource
+// converters point into it), replaced together when the config or the cluster's resources change.
+struct RuleSet {
+  std::shared_ptr<const kube::RestMapper> mapper;
+  std::vector<std::shared_ptr<const CompiledRule>> rules;
+};
+
 // What one rule found in one relist: API metric name -> the series behind it and the
 // resources its labels name. Only names are kept, never label values.
 struct RuleFindings {
@@ -43,9 +50,11 @@ class RegistrySnapshot {
  public:
   // Merges per-rule findings in rule order; on a name collision the later rule wins
   // (prometheus-adapter does the same).
-  RegistrySnapshot(const std::vector<std::shared_ptr<const CompiledRule>>& rules,
+  RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set,
                    const std::vector<std::shared_ptr<const RuleFindings>>& findings);
-  RegistrySnapshot() = default;
+  explicit RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set);  // nothing discovered yet
+
+  const kube::RestMapper& mapper() const { return *rule_set_->mapper; }
 
   // `group_resource` as in URLs ("pods", "deployments.apps"); nullptr when not served.
   const CustomMetric* findCustom(std::string_view group_resource, std::string_view metric) const;
@@ -59,6 +68,7 @@ class RegistrySnapshot {
   const std::vector<ExternalMetric>& externalMetrics() const { return external_; }
 
  private:
+  std::shared_ptr<const RuleSet> rule_set_;
   std::vector<CustomMetric> custom_;
   std::vector<ExternalMetric> external_;
   std::map<std::pair<std::string, std::string>, std::size_t, std::less<>> custom_index_;

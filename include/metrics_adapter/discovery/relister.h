@@ -27,12 +27,15 @@ struct RelistOptions {
 // new immutable snapshot swapped in atomically. Thread-safe.
 class Relister {
  public:
-  Relister(std::vector<std::shared_ptr<const CompiledRule>> rules,
+  Relister(std::shared_ptr<const RuleSet> rule_set,
            std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options);
   ~Relister();  // stops the loop
 
   // Runs one relist now, on the calling thread.
   void relistOnce();
+  // Serves `rule_set` from now on and relists at once (in the loop when started). Findings of
+  // rules that keep their id and seriesQuery carry over until the relist replaces them.
+  void setRuleSet(std::shared_ptr<const RuleSet> rule_set);
   // Starts the background loop (first run immediately).
   void start();
   void stop();
@@ -44,11 +47,11 @@ class Relister {
   std::map<std::string, std::string> lastErrors() const;
 
  private:
-  std::vector<std::shared_ptr<const CompiledRule>> rules_;
   std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   RelistOptions options_;
 
   mutable std::mutex mutex_;  // guards the members below, never held during I/O
+  std::shared_ptr<const RuleSet> rule_set_;
   std::shared_ptr<const RegistrySnapshot> snapshot_;
   std::vector<std::shared_ptr<const RuleFindings>> findings_;  // per rule, last good
   std::map<std::string, std::string> last_errors_;
@@ -57,6 +60,7 @@ class Relister {
   std::mutex loop_mutex_;
   std::condition_variable loop_wakeup_;
   bool stopping_ = false;
+  bool relist_requested_ = false;
   std::thread loop_;
 };
 

@@ -24,7 +24,8 @@ class ResourceConverter {
  public:
   // `path` is the error prefix ("config.yaml: rules[0]"). Template errors throw ConfigError
   // naming "...resources.template". Overrides naming a resource the mapper does not know are
-  // not fatal: they are dropped and described in `warnings` (the rule keeps its other labels).
+  // not fatal: they are described in `warnings` and hasUnknownOverrides() is true, so the
+  // rule can be disabled until the resource exists (a CRD installed later).
   ResourceConverter(const config::ResourceMapping& mapping, const kube::RestMapper& mapper,
                     const std::string& path, std::vector<std::string>* warnings);
 
@@ -36,6 +37,7 @@ class ResourceConverter {
   std::optional<std::string> labelForResource(const kube::ResourceInfo& resource) const;
 
   bool namespaced() const { return namespaced_; }
+  bool hasUnknownOverrides() const { return has_unknown_overrides_; }
 
  private:
   const kube::RestMapper* mapper_;
@@ -44,6 +46,7 @@ class ResourceConverter {
   std::string template_regex_;  // "^...(?P<group>.+?)...(?P<resource>.+?)...$" or ""
   std::shared_ptr<const re2::RE2> label_regex_;  // template_regex_ compiled, or null
   bool namespaced_ = true;
+  bool has_unknown_overrides_ = false;
 };
 
 }  // namespace metrics_adapter::discovery

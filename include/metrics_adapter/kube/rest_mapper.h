@@ -16,6 +16,8 @@ struct ResourceInfo {
   std::string singular;  // "pod"
   bool namespaced = true;
 
+  bool operator==(const ResourceInfo&) const = default;
+
   // "pods" for core, "deployments.apps" otherwise (the URL segment and discovery prefix).
   std::string groupResource() const;
   // "v1" for core (upstream emits "/v1"; see api docs), "apps/v1" otherwise.

@@ -58,16 +58,16 @@ class CustomMetricsHandlerTest : public ::testing::Test {
     prometheus_->series_by_selector["{uuid!=\"\"}"] = {{"nvidia_gpu_duty_cycle", labels},
                                                        {"nvidia_gpu_memory_used_bytes", labels}};
     auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
-    mapper_ = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    auto rule_set = std::make_shared<discovery::RuleSet>();
+    rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
     std::vector<std::string> warnings;
-    auto rules = discovery::compileRules(config, *mapper_, &warnings);
+    rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
     relister_ =
-        std::make_shared<discovery::Relister>(rules, prometheus_, discovery::RelistOptions{});
+        std::make_shared<discovery::Relister>(rule_set, prometheus_, discovery::RelistOptions{});
     relister_->relistOnce();
     lister_ = std::make_shared<FakeLister>();
-    handler_ =
-        std::make_unique<CustomMetricsHandler>([this] { return relister_->snapshot(); }, mapper_,
-                                               prometheus_, lister_, CustomMetricsOptions{});
+    handler_ = std::make_unique<CustomMetricsHandler>([this] { return relister_->snapshot(); },
+                                                      prometheus_, lister_, CustomMetricsOptions{});
   }
 
   CustomMetricRequest request(std::string namespace_name, std::string resource, std::string name,
@@ -92,7 +92,6 @@ class CustomMetricsHandlerTest : public ::testing::Test {
   }
 
   std::shared_ptr<FakePrometheus> prometheus_;
-  std::shared_ptr<const kube::RestMapper> mapper_;
   std::shared_ptr<discovery::Relister> relister_;
   std::shared_ptr<FakeLister> lister_;
   std::unique_ptr<CustomMetricsHandler> handler_;

@@ -77,30 +77,46 @@ TEST(CompileRulesTest, DcgmPresetCompiles) {
   }
 }
 
-// The sample's cheddar rule overrides cheese.io/brand, which this cluster lacks: the rule stays,
-// the label is dropped with a warning that points at the line (decisions.md #10).
+// The sample's cheddar rule overrides cheese.io/brand, which this cluster lacks: the rule is
+// disabled with a warning that points at the line (decisions.md #10), the others serve.
 TEST(CompileRulesTest, UpstreamSampleCompiles) {
   const std::string path = repoFile("tests/unit/config/testdata/upstream-sample-config.yaml");
   const config::AdapterConfig config = config::loadConfigFile(path);
   std::vector<std::string> warnings;
   const auto rules = compileRules(config, mapper(), &warnings);
-  ASSERT_EQ(rules.size(), 6u);
-  EXPECT_EQ(rules[3]->id, "rules[3]");
-  EXPECT_EQ(rules[4]->id, "externalRules[0]");
-  EXPECT_EQ(rules[4]->kind, RuleKind::kExternal);
-  EXPECT_EQ(rules[4]->index, 0u);
-  EXPECT_EQ(rules[5]->id, "externalRules[1]");
-  EXPECT_FALSE(rules[5]->resources.namespaced());
+  ASSERT_EQ(rules.size(), 5u);
+  EXPECT_EQ(rules[2]->id, "rules[2]");
+  EXPECT_EQ(rules[3]->id, "externalRules[0]");
+  EXPECT_EQ(rules[3]->kind, RuleKind::kExternal);
+  EXPECT_EQ(rules[3]->index, 0u);
+  EXPECT_EQ(rules[4]->id, "externalRules[1]");
+  EXPECT_FALSE(rules[4]->resources.namespaced());
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_THAT(warnings[0],
-              StartsWith(path + ": rules[3].resources.overrides.brand: unknown resource "
-                                "\"brand.cheese.io\"; label ignored (line "));
+  EXPECT_THAT(
+      warnings[0],
+      StartsWith(path + ": rules[3].resources.overrides.brand: unknown resource "
+                        "\"brand.cheese.io\"; the rule is disabled until it exists (line "));
   EXPECT_EQ(rules[0]->namer.metricName("container_cpu_usage_seconds_total"), "cpu_usage");
   EXPECT_EQ(rules[1]->namer.metricName("container_cpu_usage_seconds_total"), std::nullopt);
   EXPECT_EQ(rules[1]->namer.metricName("container_network_receive_bytes_total"),
             "network_receive_bytes");
   EXPECT_EQ(rules[2]->resources.labelForResource(resource("pods")), "pod");
+}
+
+// Once the REST mapping knows the CRD (discovery refreshed), the disabled rule compiles.
+TEST(CompileRulesTest, DisabledRuleComesBackWhenTheResourceExists) {
+  const std::string path = repoFile("tests/unit/config/testdata/upstream-sample-config.yaml");
+  const config::AdapterConfig config = config::loadConfigFile(path);
+  std::vector<kube::ResourceInfo> resources = mapper().resources();
+  resources.push_back({"cheese.io", "v1", "Brand", "brands", "brand", true});
+  const kube::RestMapper with_crd(resources);
+  std::vector<std::string> warnings;
+  const auto rules = compileRules(config, with_crd, &warnings);
+  ASSERT_EQ(rules.size(), 6u);
+  EXPECT_THAT(warnings, IsEmpty());
+  EXPECT_EQ(rules[3]->id, "rules[3]");
   EXPECT_EQ(rules[3]->namer.metricName("cheddar"), "cheesy_goodness");
+  EXPECT_EQ(rules[3]->resources.resourceForLabel("brand")->plural, "brands");
 }
 
 TEST(CompileRulesTest, EmptyConfigCompilesToNothing) {

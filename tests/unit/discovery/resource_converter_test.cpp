@@ -64,7 +64,7 @@ TEST(ResourceConverterTest, OverridesMapBothWays) {
   EXPECT_TRUE(converter.namespaced());
 }
 
-// decisions.md #10: an override naming an unknown resource is dropped with a reason.
+// decisions.md #10: an override naming an unknown resource is reported, not fatal.
 TEST(ResourceConverterTest, UnknownOverrideIsDroppedWithWarning) {
   std::vector<std::string> warnings;
   const ResourceConverter converter(
@@ -75,8 +75,10 @@ TEST(ResourceConverterTest, UnknownOverrideIsDroppedWithWarning) {
       warnings,
       ElementsAre(
           "c.yaml: rules[3].resources.overrides.brand: unknown resource \"brand.cheese.io\"; "
-          "label ignored",
-          "c.yaml: rules[3].resources.overrides.foo: unknown resource \"widgets\"; label ignored"));
+          "the rule is disabled until it exists",
+          "c.yaml: rules[3].resources.overrides.foo: unknown resource \"widgets\"; "
+          "the rule is disabled until it exists"));
+  EXPECT_TRUE(converter.hasUnknownOverrides());
   EXPECT_EQ(labelTarget(converter, "brand"), "");
   EXPECT_EQ(labelTarget(converter, "foo"), "");
   EXPECT_EQ(labelTarget(converter, "pod"), "pods");

@@ -1,15 +1,17 @@
-#include "prometheus/http_call.h"
+#include "metrics_adapter/net/http_call.h"
 
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
-#include "prometheus/connect_probe.h"
-#include "prometheus/request_builder.h"
+#include "net/connect_probe.h"
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 namespace {
+
+constexpr std::size_t kReadChunkBytes = 64 * 1024;
 
 bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -72,14 +74,14 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
       client.request(std::move(request), cancellation_.get_token());
   if (!waitUntil(answer, context_.deadline)) {
     abandon();
-    throw timeoutError();
+    fail(CallFailure::Kind::kTimeout, "");
   }
   try {
     response_ = answer.get();
   } catch (...) {
     abandon();
     const std::exception_ptr error = std::current_exception();
-    if (isTimeout(error)) throw timeoutError();
+    if (isTimeout(error)) fail(CallFailure::Kind::kTimeout, "");
     const std::string what = describe(error);
     std::string cause;
     if (startsWith(what, "Error resolving address") || startsWith(what, "Failed to resolve")) {
@@ -87,12 +89,12 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     } else if (startsWith(what, "Failed to connect to any resolved endpoint")) {
       cause = diagnoseConnectFailure(context_.host, context_.port, context_.deadline);
     } else if (startsWith(what, "Error in SSL handshake")) {
-      cause = "TLS handshake failed (is the server certificate trusted? see --prometheus-ca-file)";
+      cause = "TLS handshake failed";
+      if (!context_.tls_hint.empty()) cause += " " + context_.tls_hint;
     } else {
       cause = what;
     }
-    throw PrometheusError(PrometheusError::Kind::kUnreachable, 0,
-                          "cannot reach Prometheus at " + context_.server + ": " + cause);
+    fail(CallFailure::Kind::kUnreachable, cause);
   }
   status_ = response_.status_code();
   // The writer finishes the pipe: cleanly once the whole body went through it, or with the
@@ -128,20 +130,22 @@ std::size_t HttpCall::read(char* destination, std::size_t capacity) {
       return 0;
     case BodyPipe::ReadStatus::kTimedOut:
       abandon();
-      throw timeoutError();
+      fail(CallFailure::Kind::kTimeout, "");
     case BodyPipe::ReadStatus::kFailed:
       abandon();
-      if (isTimeout(result.error)) throw timeoutError();
-      throw PrometheusError(PrometheusError::Kind::kBadResponse, status_,
-                            "Prometheus answer broke off: " + describe(result.error));
+      if (isTimeout(result.error)) fail(CallFailure::Kind::kTimeout, "");
+      fail(CallFailure::Kind::kBrokenBody, describe(result.error));
   }
   return 0;
 }
 
-PrometheusError HttpCall::timeoutError() const {
-  return PrometheusError(
-      PrometheusError::Kind::kTimeout, status_,
-      "Prometheus did not answer within " + formatPrometheusDuration(context_.timeout));
+void HttpCall::fail(CallFailure::Kind kind, std::string cause) const {
+  const CallFailure failure{kind, status_, std::move(cause)};
+  std::exception_ptr error = context_.to_error ? context_.to_error(failure) : nullptr;
+  if (error == nullptr) {
+    throw std::runtime_error(failure.cause.empty() ? "HTTP call timed out" : failure.cause);
+  }
+  std::rethrow_exception(error);
 }
 
 void HttpCall::abandon() {
@@ -152,4 +156,18 @@ void HttpCall::abandon() {
   pipe_->abandon();
 }
 
-}  // namespace metrics_adapter::prometheus
+BodyText readBody(HttpCall& call, std::size_t limit) {
+  BodyText body;
+  while (body.bytes.size() <= limit) {
+    const std::size_t used = body.bytes.size();
+    body.bytes.resize(used + kReadChunkBytes);
+    const std::size_t count = call.read(body.bytes.data() + used, kReadChunkBytes);
+    body.bytes.resize(used + count);
+    if (count == 0) return body;
+  }
+  body.bytes.resize(limit);
+  body.complete = false;
+  return body;
+}
+
+}  // namespace metrics_adapter::net

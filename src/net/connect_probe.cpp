@@ -1,4 +1,4 @@
-#include "prometheus/connect_probe.h"
+#include "net/connect_probe.h"
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -6,7 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <optional>
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 
 std::string diagnoseConnectFailure(const std::string& host, const std::string& port,
                                    std::chrono::steady_clock::time_point deadline) {
@@ -41,4 +41,4 @@ std::string diagnoseConnectFailure(const std::string& host, const std::string& p
   return "connection failed (the retry to diagnose it succeeded)";
 }
 
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net

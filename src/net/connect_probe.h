@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 
 // Why a TCP connection to host:port fails, in the system's words ("Connection refused",
 // "No route to host", "Connection timed out"...). cpprestsdk reports every failed connect as
@@ -12,4 +12,4 @@ namespace metrics_adapter::prometheus {
 std::string diagnoseConnectFailure(const std::string& host, const std::string& port,
                                    std::chrono::steady_clock::time_point deadline);
 
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net

@@ -1,4 +1,4 @@
-#include "prometheus/bearer_token_file.h"
+#include "metrics_adapter/net/bearer_token_file.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 namespace {
 
 constexpr std::size_t kMaxTokenBytes = 64 * 1024;
@@ -26,10 +26,11 @@ bool BearerTokenFile::Stamp::operator==(const Stamp& other) const {
          size == other.size && inode == other.inode && device == other.device;
 }
 
-BearerTokenFile::BearerTokenFile(std::string path, std::chrono::milliseconds recheck_interval)
+BearerTokenFile::BearerTokenFile(std::string path, std::chrono::milliseconds recheck_interval,
+                                 std::string_view setting)
     : path_(std::move(path)), recheck_interval_(recheck_interval) {
   if (const std::string error = load(token_, stamp_); !error.empty()) {
-    throw std::invalid_argument("--prometheus-token-file: " + error);
+    throw std::invalid_argument(std::string(setting) + ": " + error);
   }
   last_check_ = std::chrono::steady_clock::now();
 }
@@ -103,4 +104,4 @@ std::string BearerTokenFile::load(std::string& token, Stamp& stamp) const {
   return "";
 }
 
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net

@@ -1,11 +1,11 @@
-#include "prometheus/body_pipe.h"
+#include "metrics_adapter/net/body_pipe.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 
 BodyPipe::ReadResult BodyPipe::read(char* destination, std::size_t capacity,
                                     std::chrono::steady_clock::time_point deadline) {
@@ -128,4 +128,4 @@ std::exception_ptr BodyPipe::writeRefusal() const {
   return nullptr;
 }
 
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net

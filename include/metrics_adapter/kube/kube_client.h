@@ -1,0 +1,99 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace metrics_adapter::kube {
+
+// A failed Kubernetes API call. http_status is 0 when no answer came (unreachable, TLS,
+// timeout); what() is one line and never contains credentials.
+class KubeError : public std::runtime_error {
+ public:
+  KubeError(int http_status, const std::string& message)
+      : std::runtime_error(message), http_status_(http_status) {}
+  int httpStatus() const { return http_status_; }
+  bool timedOut() const { return timed_out_; }
+  KubeError& markTimeout() {
+    timed_out_ = true;
+    return *this;
+  }
+
+ private:
+  int http_status_;
+  bool timed_out_ = false;
+};
+
+// The Kubernetes API calls the adapter makes. Implementations are thread-safe.
+class KubeApi {
+ public:
+  virtual ~KubeApi() = default;
+
+  // GET `path` ("/api/v1/namespaces/default/pods?labelSelector=..."; already URL-encoded) with
+  // the given Accept header. Returns the parsed JSON body of a 2xx answer; any other answer
+  // throws KubeError carrying the Status message when the body is a Status.
+  virtual nlohmann::json get(const std::string& path, std::string_view accept,
+                             std::chrono::milliseconds timeout) = 0;
+
+  // POST a JSON body (TokenReview, SubjectAccessReview); same answer handling as get().
+  virtual nlohmann::json post(const std::string& path, const nlohmann::json& body,
+                              std::chrono::milliseconds timeout) = 0;
+};
+
+// How to reach and authenticate to the API server.
+struct KubeClientOptions {
+  std::string server;  // "https://10.96.0.1:443"
+  std::string ca_file;
+  std::string ca_data;  // PEM (kubeconfig certificate-authority-data, base64-decoded)
+  std::string client_cert_file;
+  std::string client_key_file;
+  std::string client_cert_data;  // PEM
+  std::string client_key_data;   // PEM
+  std::string token;             // static bearer token
+  std::string token_file;        // re-read when it changes (projected service-account tokens)
+  bool insecure_skip_tls_verify = false;
+  std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // cap on every call
+  std::string source;  // "in-cluster" or the kubeconfig path, for logs and errors
+  // Larger 2xx answers fail with KubeError instead of being buffered.
+  std::size_t max_response_bytes = std::size_t{64} << 20;
+  // How often at most token_file's mtime/size/inode is compared to decide on a re-read.
+  std::chrono::milliseconds token_recheck_interval{std::chrono::seconds(5)};
+};
+
+// Reads a kubeconfig (current-context; clusters/users/contexts; *-data fields base64; relative
+// file paths resolved against the kubeconfig's directory). Throws std::invalid_argument naming
+// the file and the field.
+KubeClientOptions loadKubeconfig(const std::string& path);
+
+// The in-cluster configuration (KUBERNETES_SERVICE_HOST/PORT, the service-account token file
+// and CA under /var/run/secrets/kubernetes.io/serviceaccount), or nullopt outside a cluster.
+// `secrets_dir` exists for tests.
+std::optional<KubeClientOptions> inClusterOptions(
+    const std::string& secrets_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// cpprestsdk-based client. Validates options in the constructor (unreadable files, bad PEM,
+// bad server URL -> std::invalid_argument). A CA (file or data) is the only trust for the server
+// when given, the system's roots otherwise; token_file wins over token. Calls block the calling
+// thread until the answer or the deadline: the call's timeout capped by options.timeout (a
+// timeout <= 0 means options.timeout). Redirects are not followed.
+class KubeClient : public KubeApi {
+ public:
+  explicit KubeClient(KubeClientOptions options);
+  ~KubeClient() override;
+
+  nlohmann::json get(const std::string& path, std::string_view accept,
+                     std::chrono::milliseconds timeout) override;
+  nlohmann::json post(const std::string& path, const nlohmann::json& body,
+                      std::chrono::milliseconds timeout) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace metrics_adapter::kube

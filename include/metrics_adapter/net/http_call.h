@@ -1,0 +1,82 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "metrics_adapter/net/body_pipe.h"
+#include "metrics_adapter/net/cpprest.h"
+
+namespace metrics_adapter::net {
+
+// Why an exchange produced no complete answer.
+struct CallFailure {
+  enum class Kind {
+    kTimeout,      // the deadline passed
+    kUnreachable,  // no answer: refused, DNS, TLS, connection closed before the status line
+    kBrokenBody,   // the answer broke off after its headers
+  };
+  Kind kind = Kind::kUnreachable;
+  int status = 0;     // the HTTP status once the headers had arrived, else 0
+  std::string cause;  // in a few words ("Connection refused"); empty for kTimeout
+};
+
+// What one call needs besides the request itself.
+struct CallContext {
+  std::string host;  // for diagnosing connect failures; IPv6 literals keep their brackets
+  std::string port;
+  std::chrono::steady_clock::time_point deadline;  // nothing of the call outlives this
+  std::string tls_hint;  // follows "TLS handshake failed", e.g. which setting adds trust
+  // The exception the caller's API promises for a failure; every failure is thrown as this.
+  std::function<std::exception_ptr(const CallFailure&)> to_error;
+};
+
+// One HTTP exchange whose body is read as a stream. Not thread-safe; one per call. Do not run it
+// on cpprestsdk's own thread pool: it blocks until the answer or the deadline.
+class HttpCall {
+ public:
+  // Sends `request` and waits for the status line and headers. Throws the context's error for
+  // kTimeout past the deadline and kUnreachable when no answer could be had.
+  HttpCall(web::http::client::http_client& client, web::http::http_request request,
+           CallContext context);
+  // Abandons an unfinished exchange: the connection is closed rather than drained.
+  ~HttpCall();
+
+  HttpCall(const HttpCall&) = delete;
+  HttpCall& operator=(const HttpCall&) = delete;
+
+  int status() const { return status_; }
+  std::optional<std::uint64_t> contentLength() const;
+
+  // Copies up to `capacity` body bytes; returns 0 at the end of the body. Throws the context's
+  // error for kTimeout past the deadline and kBrokenBody when the answer breaks off.
+  std::size_t read(char* destination, std::size_t capacity);
+
+ private:
+  void abandon();
+  [[noreturn]] void fail(CallFailure::Kind kind, std::string cause) const;
+
+  CallContext context_;
+  std::shared_ptr<BodyPipe> pipe_;
+  pplx::cancellation_token_source cancellation_;
+  web::http::http_response response_;
+  int status_ = 0;
+  bool ended_ = false;
+  bool abandoned_ = false;
+};
+
+// The body read to its end, or its first `limit` bytes.
+struct BodyText {
+  std::string bytes;
+  bool complete = true;  // false: the body went on past `limit`
+};
+
+// Reads the rest of the body, stopping after `limit` bytes. Throws what HttpCall::read throws.
+BodyText readBody(HttpCall& call, std::size_t limit);
+
+}  // namespace metrics_adapter::net

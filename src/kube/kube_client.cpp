@@ -1,0 +1,229 @@
+#include "metrics_adapter/kube/kube_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "kube/api_answer.h"
+#include "kube/server_url.h"
+#include "metrics_adapter/net/bearer_token_file.h"
+#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/http_call.h"
+#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/text.h"
+
+namespace metrics_adapter::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kJson = "application/json";
+// Enough for any Status document; longer error bodies are only quoted.
+constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
+constexpr std::size_t kMaxPathInMessages = 200;
+
+bool hasControlCharacters(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7F;
+  });
+}
+
+// client-go's rules: one source per PEM input, and no CA together with skipping verification.
+void validate(const KubeClientOptions& options) {
+  if (options.timeout.count() <= 0) throw std::invalid_argument("the timeout must be positive");
+  const struct {
+    const std::string& file;
+    const std::string& data;
+    const char* name;
+  } inputs[] = {{options.ca_file, options.ca_data, "CA certificate"},
+                {options.client_cert_file, options.client_cert_data, "client certificate"},
+                {options.client_key_file, options.client_key_data, "client key"}};
+  for (const auto& input : inputs) {
+    if (!input.file.empty() && !input.data.empty()) {
+      throw std::invalid_argument(std::string("both a file and PEM data are set for the ") +
+                                  input.name);
+    }
+  }
+  if (options.insecure_skip_tls_verify && (!options.ca_file.empty() || !options.ca_data.empty())) {
+    throw std::invalid_argument(
+        "insecure-skip-tls-verify cannot be combined with a CA certificate");
+  }
+  if (hasControlCharacters(options.token)) {
+    throw std::invalid_argument("the token holds characters a header cannot carry");
+  }
+}
+
+net::TlsClientSettings tlsSettings(const KubeClientOptions& options) {
+  net::TlsClientSettings tls;
+  tls.ca = {options.ca_file, options.ca_data, "CA certificate"};
+  tls.client_cert = {options.client_cert_file, options.client_cert_data, "client certificate"};
+  tls.client_key = {options.client_key_file, options.client_key_data, "client key"};
+  tls.ca_replaces_system_roots = true;
+  return tls;
+}
+
+// "GET /api/v1/pods": how messages name a call (never the query, which can be long).
+std::string requestLine(const web::http::method& method, const std::string& path) {
+  return method + " " + net::sanitizeLine(path.substr(0, path.find('?')), kMaxPathInMessages);
+}
+
+KubeError invalidPath(const std::string& path) {
+  return KubeError(
+      0, "invalid Kubernetes API path \"" + net::sanitizeLine(path, kMaxPathInMessages) + "\"");
+}
+
+std::exception_ptr callError(const net::CallFailure& failure, const std::string& server,
+                             std::chrono::milliseconds timeout, const std::string& request) {
+  switch (failure.kind) {
+    case net::CallFailure::Kind::kTimeout: {
+      KubeError error(0, "Kubernetes API did not answer within " + formatTimeout(timeout));
+      return std::make_exception_ptr(error.markTimeout());
+    }
+    case net::CallFailure::Kind::kUnreachable:
+      return std::make_exception_ptr(
+          KubeError(0, "cannot reach the Kubernetes API at " + server + ": " + failure.cause));
+    case net::CallFailure::Kind::kBrokenBody:
+      break;
+  }
+  return std::make_exception_ptr(
+      KubeError(0, "the Kubernetes API answer to " + request + " broke off: " + failure.cause));
+}
+
+}  // namespace
+
+struct KubeClient::Impl {
+  explicit Impl(KubeClientOptions opts) : options(std::move(opts)) {
+    try {
+      server = parseServerUrl(options.server);
+      validate(options);
+      if (!options.token_file.empty()) {
+        token_file = std::make_unique<net::BearerTokenFile>(
+            options.token_file, options.token_recheck_interval, "token file");
+      }
+      net::HttpClientSettings client;
+      client.origin = server.origin;
+      // Bounds abandoned exchanges only; HttpCall enforces each call's deadline.
+      client.timeout = options.timeout;
+      client.tls = tlsSettings(options);
+      client.verify_server = !options.insecure_skip_tls_verify;
+      net::validateTlsSettings(client.tls);
+      http = net::makeHttpClient(client);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("Kubernetes API client (" + source() + "): " + e.what());
+    }
+    if (options.insecure_skip_tls_verify && server.scheme == "https") {
+      spdlog::warn(
+          "Kubernetes API client ({}): insecure-skip-tls-verify is set; the certificate of {} is "
+          "not verified",
+          source(), server.origin);
+    }
+  }
+
+  std::string source() const { return options.source.empty() ? options.server : options.source; }
+
+  std::string tlsHint() const {
+    if (!options.ca_file.empty() || !options.ca_data.empty()) {
+      return "(is the server's certificate issued by the configured CA, and is the client "
+             "certificate accepted?)";
+    }
+    return "(no CA is configured, so only the system's roots are trusted)";
+  }
+
+  web::http::http_request makeRequest(const web::http::method& method, const std::string& path,
+                                      std::string_view accept, const nlohmann::json* body) const {
+    if (path.empty() || path.front() != '/') {
+      throw invalidPath(path);
+    }
+    if (hasControlCharacters(accept)) throw std::invalid_argument("invalid Accept header");
+    web::http::http_request request(method);
+    try {
+      request.set_request_uri(web::uri(server.path_prefix + path));
+    } catch (const std::exception&) {
+      throw invalidPath(path);
+    }
+    auto& headers = request.headers();
+    headers.add(web::http::header_names::accept, std::string(accept.empty() ? kJson : accept));
+    headers.add(web::http::header_names::user_agent, "metrics-adapter");
+    const std::string token = token_file ? token_file->current() : options.token;
+    if (!token.empty()) headers.add(web::http::header_names::authorization, "Bearer " + token);
+    if (body != nullptr) {
+      const std::string text = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
+      // uint8_t one, which UBSan rightly reports.
+      request.set_body(std::vector<unsigned char>(text.begin(), text.end()));
+      headers.set_content_type(kJson);
+    }
+    return request;
+  }
+
+  nlohmann::json readAnswer(net::HttpCall& call, const std::string& request) const {
+    const int status = call.status();
+    if (status < 200 || status >= 300) {
+      throw errorForAnswer(status, net::readBody(call, kMaxErrorBodyBytes).bytes, request);
+    }
+    const std::size_t limit = options.max_response_bytes;
+    const auto length = call.contentLength();
+    const bool announced_too_large = length && *length > limit;
+    net::BodyText body;
+    if (!announced_too_large) body = net::readBody(call, limit);
+    if (announced_too_large || !body.complete) {
+      throw KubeError(status, "the Kubernetes API answer to " + request +
+                                  " is larger than the limit of " + std::to_string(limit) +
+                                  " bytes");
+    }
+    return parseAnswer(status, body.bytes, request);
+  }
+
+  nlohmann::json call(const web::http::method& method, const std::string& path,
+                      std::string_view accept, const nlohmann::json* body,
+                      std::chrono::milliseconds timeout) {
+    const auto started = Clock::now();
+    const auto effective =
+        timeout.count() <= 0 ? options.timeout : std::min(timeout, options.timeout);
+    const std::string request = requestLine(method, path);
+    const auto elapsed_ms = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+    };
+    net::CallContext context{server.host, server.port, started + effective, tlsHint(),
+                             [display = server.origin + server.path_prefix, effective,
+                              request](const net::CallFailure& failure) {
+                               return callError(failure, display, effective, request);
+                             }};
+    try {
+      net::HttpCall exchange(*http, makeRequest(method, path, accept, body), std::move(context));
+      nlohmann::json answer = readAnswer(exchange, request);
+      spdlog::debug("kube {}: {} in {} ms", request, exchange.status(), elapsed_ms());
+      return answer;
+    } catch (const KubeError& e) {
+      spdlog::debug("kube {}: status {} after {} ms", request, e.httpStatus(), elapsed_ms());
+      throw;
+    }
+  }
+
+  KubeClientOptions options;
+  ServerUrl server;
+  std::unique_ptr<net::BearerTokenFile> token_file;
+  std::unique_ptr<web::http::client::http_client> http;
+};
+
+KubeClient::KubeClient(KubeClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+KubeClient::~KubeClient() = default;
+
+nlohmann::json KubeClient::get(const std::string& path, std::string_view accept,
+                               std::chrono::milliseconds timeout) {
+  return impl_->call(web::http::methods::GET, path, accept, nullptr, timeout);
+}
+
+nlohmann::json KubeClient::post(const std::string& path, const nlohmann::json& body,
+                                std::chrono::milliseconds timeout) {
+  return impl_->call(web::http::methods::POST, path, kJson, &body, timeout);
+}
+
+}  // namespace metrics_adapter::kube
