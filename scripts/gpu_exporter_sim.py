@@ -22,6 +22,9 @@ GPUS = [
     ("gpu-node-2", 2, "", "", ""),
 ]
 STATIC_DUTY = [37.5, 82.25, 91.5, 15.0, 64.125, 0.0]
+# kube-state-metrics' kube_node_labels: node -> value of its `nodepool` label (cpu-node-1 has
+# no GPU, so its pool has no GPU utilisation).
+NODE_POOLS = [("gpu-node-1", "gpu-a"), ("gpu-node-2", "gpu-b"), ("cpu-node-1", "cpu")]
 MODEL = "Tesla T4"
 MEMORY_TOTAL_MIB = 15360
 
@@ -89,7 +92,28 @@ def render(mode):
                 ("gpu", index), ("UUID", gpu_uuid(node, index)), ("device", "nvidia%d" % index),
                 ("modelName", MODEL), ("Hostname", node), ("container", container),
                 ("namespace", namespace), ("pod", pod)]), format_value(value(values[i]))))
+    lines.extend(kube_state_metrics())
     return "\n".join(lines) + "\n"
+
+
+def app_label(pod):
+    """The `app` label of a pod, its Deployment's name: the pod name without the ReplicaSet hash
+    and the pod suffix."""
+    return pod.rsplit("-", 2)[0]
+
+
+def kube_state_metrics():
+    """kube_node_labels and kube_pod_labels, as kube-state-metrics exports them when allowed to
+    (--metric-labels-allowlist=nodes=[nodepool],pods=[app]), for joins in recording rules."""
+    lines = ["# TYPE kube_node_labels gauge"]
+    for node, pool in NODE_POOLS:
+        lines.append("kube_node_labels%s 1" % labels([("label_nodepool", pool), ("node", node)]))
+    lines.append("# TYPE kube_pod_labels gauge")
+    for _, _, namespace, pod, _ in GPUS:
+        if pod:
+            lines.append("kube_pod_labels%s 1" % labels([
+                ("label_app", app_label(pod)), ("namespace", namespace), ("pod", pod)]))
+    return lines
 
 
 def format_value(value):

@@ -86,14 +86,8 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
   const std::string group_resource = resource->groupResource();
   const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, request.metric);
   if (!metric) {
-    std::string message = notFoundMessage(request.metric, group_resource);
-    auto similar = snapshot->similarCustomNames(request.metric, 3);
-    if (!similar.empty()) {
-      message += " (similar metrics:";
-      for (const auto& name : similar) message += " " + name;
-      message += ")";
-    }
-    throw ApiError::notFound(message);
+    throw ApiError::notFound(withSimilarNames(notFoundMessage(request.metric, group_resource),
+                                              snapshot->similarCustomNames(request.metric, 3)));
   }
   if (resource->namespaced != request.namespaced()) {
     throw ApiError::notFound(

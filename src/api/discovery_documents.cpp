@@ -3,14 +3,34 @@
 namespace metrics_adapter::api {
 namespace {
 
-Json groupVersion(const std::string& version) {
-  return {{"groupVersion", std::string(kCustomMetricsGroup) + "/" + version}, {"version", version}};
+Json groupVersion(const std::string& group, const std::string& version) {
+  return {{"groupVersion", group + "/" + version}, {"version", version}};
 }
 
 Json customGroupBody() {
   return {{"name", kCustomMetricsGroup},
-          {"versions", Json::array({groupVersion("v1beta1"), groupVersion("v1beta2")})},
-          {"preferredVersion", groupVersion("v1beta1")}};
+          {"versions", Json::array({groupVersion(kCustomMetricsGroup, "v1beta1"),
+                                    groupVersion(kCustomMetricsGroup, "v1beta2")})},
+          {"preferredVersion", groupVersion(kCustomMetricsGroup, "v1beta1")}};
+}
+
+Json externalGroupBody() {
+  return {{"name", kExternalMetricsGroup},
+          {"versions", Json::array({groupVersion(kExternalMetricsGroup, kExternalMetricsVersion)})},
+          {"preferredVersion", groupVersion(kExternalMetricsGroup, kExternalMetricsVersion)}};
+}
+
+Json apiGroup(Json body) {
+  Json group = {{"kind", "APIGroup"}, {"apiVersion", "v1"}};
+  group.update(body);
+  return group;
+}
+
+Json resourceList(const std::string& group_version, Json resources) {
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group_version},
+          {"resources", std::move(resources)}};
 }
 
 }  // namespace
@@ -20,15 +40,14 @@ bool isCustomMetricsVersion(const std::string& version) {
 }
 
 Json apiGroupList() {
-  return {
-      {"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", Json::array({customGroupBody()})}};
+  return {{"kind", "APIGroupList"},
+          {"apiVersion", "v1"},
+          {"groups", Json::array({customGroupBody(), externalGroupBody()})}};
 }
 
-Json customMetricsGroup() {
-  Json group = {{"kind", "APIGroup"}, {"apiVersion", "v1"}};
-  group.update(customGroupBody());
-  return group;
-}
+Json customMetricsGroup() { return apiGroup(customGroupBody()); }
+
+Json externalMetricsGroup() { return apiGroup(externalGroupBody()); }
 
 Json customMetricsResourceList(const std::string& version,
                                const discovery::RegistrySnapshot& snapshot) {
@@ -42,10 +61,21 @@ Json customMetricsResourceList(const std::string& version,
                          {"kind", "MetricValueList"},
                          {"verbs", Json::array({"get"})}});
   }
-  return {{"kind", "APIResourceList"},
-          {"apiVersion", "v1"},
-          {"groupVersion", std::string(kCustomMetricsGroup) + "/" + version},
-          {"resources", std::move(resources)}};
+  return resourceList(std::string(kCustomMetricsGroup) + "/" + version, std::move(resources));
+}
+
+Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot) {
+  Json resources = Json::array();
+  // Always namespaced, also for `namespaced: false` rules: the only route has a namespace.
+  for (const auto& metric : snapshot.externalMetrics()) {
+    resources.push_back({{"name", metric.metric},
+                         {"singularName", ""},
+                         {"namespaced", true},
+                         {"kind", "ExternalMetricValueList"},
+                         {"verbs", Json::array({"get"})}});
+  }
+  return resourceList(std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion,
+                      std::move(resources));
 }
 
 }  // namespace metrics_adapter::api

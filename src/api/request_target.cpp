@@ -1,43 +1,12 @@
 #include "metrics_adapter/api/request_target.h"
 
 #include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/net/percent_decode.h"
 
 namespace metrics_adapter::api {
-namespace {
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 std::string RequestTarget::get(std::string_view key) const {
   auto it = query.find(key);
   return it == query.end() ? std::string() : it->second;
-}
-
-std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      int high = hexValue(text[i + 1]);
-      int low = hexValue(text[i + 2]);
-      if (high < 0 || low < 0) return std::nullopt;
-      out.push_back(static_cast<char>(high * 16 + low));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
 }
 
 RequestTarget parseRequestTarget(std::string_view target) {
@@ -48,7 +17,7 @@ RequestTarget parseRequestTarget(std::string_view target) {
     raw_path = target.substr(0, question);
     raw_query = target.substr(question + 1);
   }
-  auto path = percentDecode(raw_path, false);
+  auto path = net::percentDecode(raw_path, false);
   if (!path) throw ApiError::badRequest("invalid URL escape in path");
   result.path = std::move(*path);
 
@@ -66,8 +35,8 @@ RequestTarget parseRequestTarget(std::string_view target) {
     raw_query = amp == std::string_view::npos ? std::string_view() : raw_query.substr(amp + 1);
     if (pair.empty()) continue;
     std::size_t eq = pair.find('=');
-    auto key = percentDecode(pair.substr(0, eq), true);
-    auto value = percentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    auto key = net::percentDecode(pair.substr(0, eq), true);
+    auto value = net::percentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
     if (!key || !value) throw ApiError::badRequest("invalid URL escape in query string");
     result.query.emplace(std::move(*key), std::move(*value));  // first value wins
   }

@@ -47,7 +47,9 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   server::HttpResponse response;
   response.status = status;
   response.content_type = "application/json";
-  response.body = pretty ? body.dump(2) : body.dump();
+  // Names and paths in messages come from the client and may be invalid UTF-8: replace, never
+  // throw.
+  response.body = body.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
   response.body += '\n';
   return response;
 }
@@ -60,12 +62,19 @@ server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
 
 }  // namespace
 
-Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
-               HealthChecks health, std::string version)
+Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics,
+               std::shared_ptr<const ExternalMetricsHandler> external_metrics,
+               SnapshotSource snapshots, HealthChecks health, std::string version)
     : custom_metrics_(std::move(custom_metrics)),
+      external_metrics_(std::move(external_metrics)),
       snapshots_(std::move(snapshots)),
       health_(std::move(health)),
       version_(std::move(version)) {}
+
+Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
+               HealthChecks health, std::string version)
+    : Router(std::move(custom_metrics), nullptr, std::move(snapshots), std::move(health),
+             std::move(version)) {}
 
 server::HttpResponse Router::handle(const server::HttpRequest& request) const {
   auto began = std::chrono::steady_clock::now();
@@ -111,6 +120,9 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
     if (parts.size() == 1) return jsonResponse(200, apiGroupList(), pretty);
+    if (parts[1] == kExternalMetricsGroup) {
+      return jsonResponse(200, external(parts, target), pretty);
+    }
     if (parts[1] != kCustomMetricsGroup) {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
@@ -134,6 +146,20 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
     spdlog::error("{} {}: unexpected error: {}", request.method, request.target, error.what());
     return errorResponse(ApiError::internal("unexpected error, see the adapter log"), pretty);
   }
+}
+
+Json Router::external(const std::vector<std::string>& parts, const RequestTarget& target) const {
+  if (parts.size() == 2) return externalMetricsGroup();
+  if (parts[2] != kExternalMetricsVersion) {
+    throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+  }
+  if (parts.size() == 3) return externalMetricsResourceList(*snapshots_());
+  auto metric_request =
+      parseExternalMetricRequest(std::span<const std::string>(parts).subspan(3), target);
+  if (!metric_request || !external_metrics_) {
+    throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+  }
+  return external_metrics_->handle(*metric_request);
 }
 
 server::HttpResponse Router::health(const std::string& endpoint,

@@ -3,9 +3,11 @@
 #include <pthread.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <csignal>
 
+#include "app/auth_setup.h"
 #include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/config/config.h"
@@ -51,6 +53,32 @@ std::shared_ptr<kube::KubeApi> makeKubeClient(const AdapterOptions& options) {
   return std::make_shared<kube::KubeClient>(*client_options);
 }
 
+std::shared_ptr<kube::KubeApi> clientFor(const std::string& kubeconfig,
+                                         const std::shared_ptr<kube::KubeApi>& fallback) {
+  if (kubeconfig.empty()) return fallback;
+  return std::make_shared<kube::KubeClient>(kube::loadKubeconfig(kubeconfig));
+}
+
+// Delegated authentication and authorization, or nothing in --authentication-mode=none.
+std::optional<AuthStack> makeAuth(const AdapterOptions& options,
+                                  const std::shared_ptr<kube::KubeApi>& kube) {
+  if (!options.auth.delegated) {
+    spdlog::warn("*** --authentication-mode=none: every caller is allowed everything. ***");
+    spdlog::warn("*** Use it only for local tests; in a cluster use the default, delegated. ***");
+    return std::nullopt;
+  }
+  auto authentication = clientFor(options.auth.authentication_kubeconfig, kube);
+  auto authorization = clientFor(options.auth.authorization_kubeconfig, kube);
+  if (!authentication || !authorization) {
+    throw std::invalid_argument(
+        "delegated authentication needs the Kubernetes API for TokenReview and "
+        "SubjectAccessReview: run in a cluster, or pass --kubeconfig (or "
+        "--authentication-kubeconfig and --authorization-kubeconfig); for local tests only, "
+        "--authentication-mode=none");
+  }
+  return makeAuthStack(options.auth, authentication, authorization);
+}
+
 // The cluster's resources when the API answers, else the built-in table.
 std::vector<kube::ResourceInfo> initialResources(kube::KubeApi* kube) {
   if (kube) {
@@ -74,6 +102,16 @@ std::shared_ptr<const discovery::RuleSet> compileRuleSet(
   return rule_set;
 }
 
+// Every connection is a descriptor: allow as many as the hard limit does (Go servers do the
+// same at start), so max-connections, not the default soft limit of 1024, is what bounds them.
+void raiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 }  // namespace
 
 void configureLogging(int verbosity) {
@@ -91,6 +129,7 @@ void configureLogging(int verbosity) {
 
 int runAdapter(const AdapterOptions& options) {
   sigset_t stop_signals = blockStopSignals();
+  raiseOpenFileLimit();
 
   config::AdapterConfig config;
   try {
@@ -102,9 +141,11 @@ int runAdapter(const AdapterOptions& options) {
 
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
   std::shared_ptr<kube::KubeApi> kube;
+  std::optional<AuthStack> auth;
   try {
     prometheus = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
     kube = makeKubeClient(options);
+    auth = makeAuth(options, kube);
   } catch (const std::invalid_argument& e) {
     spdlog::critical("{}", e.what());
     return 1;
@@ -141,6 +182,8 @@ int runAdapter(const AdapterOptions& options) {
   auto custom_metrics = std::make_shared<const api::CustomMetricsHandler>(
       snapshots, prometheus, lister,
       api::CustomMetricsOptions{.query_timeout = options.query_timeout});
+  auto external_metrics = std::make_shared<const api::ExternalMetricsHandler>(
+      snapshots, prometheus, api::ExternalMetricsOptions{.query_timeout = options.query_timeout});
 
   api::HealthChecks health;
   health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
@@ -148,10 +191,14 @@ int runAdapter(const AdapterOptions& options) {
                             if (relister->firstRunDone()) return std::nullopt;
                             return "the first relist has not finished";
                           }});
-  auto router =
-      std::make_shared<const api::Router>(custom_metrics, snapshots, std::move(health), MA_VERSION);
+  auto router = std::make_shared<const api::Router>(custom_metrics, external_metrics, snapshots,
+                                                    std::move(health), MA_VERSION);
 
-  server::HttpsServer server(options.server, [router](const server::HttpRequest& request) {
+  std::shared_ptr<const AuthFilter> filter = auth ? auth->filter : nullptr;
+  server::HttpsServer server(options.server, [filter, router](const server::HttpRequest& request) {
+    if (filter) {
+      if (auto refused = filter->check(request)) return *refused;
+    }
     return router->handle(request);
   });
   try {
@@ -162,14 +209,17 @@ int runAdapter(const AdapterOptions& options) {
   }
   relister->start();
   if (refresher) refresher->start();
-  spdlog::info("metrics-adapter {} serving custom.metrics.k8s.io on https://{}:{} from {}",
-               MA_VERSION, options.server.bind_address, server.port(), options.prometheus.url);
+  spdlog::info(
+      "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
+      "https://{}:{} from {}",
+      MA_VERSION, options.server.bind_address, server.port(), options.prometheus.url);
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   spdlog::info("received signal {}, shutting down", signal_number);
   server.stop(std::chrono::seconds(10));
   if (refresher) refresher->stop();
+  if (auth && auth->config_refresh) auth->config_refresh->stop();
   relister->stop();
   return 0;
 }

@@ -98,6 +98,80 @@ const std::map<std::string, Flag>& flagTable() {
       {"metrics-max-age",
        {"discovery look-back window (default 2 x relist interval)", false,
         [](AdapterOptions& o, const std::string& v) { o.relist.max_age = parseGoDuration(v); }}},
+      {"authentication-mode",
+       {"delegated (default): trust the front proxy, TokenReview and SubjectAccessReview as "
+        "upstream; none: no authentication or authorization, for local use only",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          if (v != "delegated" && v != "none") {
+            throw FlagError("--authentication-mode: must be delegated or none, not \"" + v + "\"");
+          }
+          o.auth.delegated = v == "delegated";
+        }}},
+      {"authentication-kubeconfig",
+       {"kubeconfig for TokenReview and the authentication ConfigMap (default: --kubeconfig, "
+        "else in-cluster)",
+        false,
+        [](AdapterOptions& o, const std::string& v) { o.auth.authentication_kubeconfig = v; }}},
+      {"authorization-kubeconfig",
+       {"kubeconfig for SubjectAccessReview (default: --kubeconfig, else in-cluster)", false,
+        [](AdapterOptions& o, const std::string& v) { o.auth.authorization_kubeconfig = v; }}},
+      {"authentication-skip-lookup",
+       {"do not read kube-system/extension-apiserver-authentication", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.skip_lookup = parseBool("authentication-skip-lookup", v);
+        }}},
+      {"client-ca-file",
+       {"CA bundle for client certificates (user = CN, groups = O)", false,
+        [](AdapterOptions& o, const std::string& v) { o.auth.client_ca_file = v; }}},
+      {"requestheader-client-ca-file",
+       {"CA bundle of the front proxy's client certificate (X-Remote-* headers are trusted only "
+        "with it)",
+        false,
+        [](AdapterOptions& o, const std::string& v) { o.auth.requestheader_client_ca_file = v; }}},
+      {"requestheader-allowed-names",
+       {"front-proxy certificate common names to accept (comma-separated; empty: any)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.requestheader_allowed_names = splitList(v);
+        }}},
+      {"requestheader-username-headers",
+       {"headers carrying the user name (default X-Remote-User)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.requestheader_username_headers = splitList(v);
+        }}},
+      {"requestheader-group-headers",
+       {"headers carrying groups (default X-Remote-Group)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.requestheader_group_headers = splitList(v);
+        }}},
+      {"requestheader-extra-headers-prefix",
+       {"header prefixes carrying extra user attributes (default X-Remote-Extra-)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.requestheader_extra_headers_prefix = splitList(v);
+        }}},
+      {"authorization-always-allow-paths",
+       {"paths allowed without authorization (default /healthz,/readyz,/livez)", false,
+        [](AdapterOptions& o, const std::string& v) { o.auth.always_allow_paths = splitList(v); }}},
+      {"authentication-token-webhook-cache-ttl",
+       {"how long TokenReview answers are cached (default 10s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.token_cache_ttl = parseGoDuration(v);
+        }}},
+      {"authorization-webhook-cache-authorized-ttl",
+       {"how long allowing SubjectAccessReview answers are cached (default 10s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.authorized_ttl = parseGoDuration(v);
+        }}},
+      {"authorization-webhook-cache-unauthorized-ttl",
+       {"how long denying SubjectAccessReview answers are cached (default 10s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.unauthorized_ttl = parseGoDuration(v);
+        }}},
+      {"header-timeout",
+       {"time a client has to send the request headers (default 10s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.header_timeout = parseSeconds(v);
+        }}},
       {"lister-kubeconfig",
        {"kubeconfig for listing objects and API discovery (default: --kubeconfig, else "
         "in-cluster, else no Kubernetes API)",
@@ -180,16 +254,6 @@ const std::map<std::string, Flag>& flagTable() {
 // safer than silently serving without, e.g., the authentication they ask for.
 const std::set<std::string>& plannedFlags() {
   static const std::set<std::string> planned = {
-      "authentication-kubeconfig",
-      "authorization-kubeconfig",
-      "authentication-skip-lookup",
-      "client-ca-file",
-      "requestheader-client-ca-file",
-      "requestheader-allowed-names",
-      "requestheader-username-headers",
-      "requestheader-group-headers",
-      "requestheader-extra-headers-prefix",
-      "authorization-always-allow-paths",
       "prometheus-auth-config",
       "prometheus-auth-incluster",
       "tls-sni-cert-key",

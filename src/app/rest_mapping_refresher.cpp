@@ -11,11 +11,9 @@ RestMappingRefresher::RestMappingRefresher(std::shared_ptr<kube::KubeApi> api,
                                            std::vector<kube::ResourceInfo> current,
                                            OnChange on_change)
     : api_(std::move(api)),
-      interval_(interval),
       current_(std::move(current)),
-      on_change_(std::move(on_change)) {}
-
-RestMappingRefresher::~RestMappingRefresher() { stop(); }
+      on_change_(std::move(on_change)),
+      task_(interval, [this] { refreshOnce(); }) {}
 
 bool RestMappingRefresher::refreshOnce() {
   std::vector<kube::ResourceInfo> resources;
@@ -30,26 +28,6 @@ bool RestMappingRefresher::refreshOnce() {
   current_ = resources;
   on_change_(std::make_shared<const kube::RestMapper>(std::move(resources)));
   return true;
-}
-
-void RestMappingRefresher::start() {
-  loop_ = std::thread([this] {
-    std::unique_lock lock(mutex_);
-    while (!wakeup_.wait_for(lock, interval_, [this] { return stopping_; })) {
-      lock.unlock();
-      refreshOnce();
-      lock.lock();
-    }
-  });
-}
-
-void RestMappingRefresher::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wakeup_.notify_all();
-  if (loop_.joinable()) loop_.join();
 }
 
 }  // namespace metrics_adapter::app

@@ -1,13 +1,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
+#include "app/periodic_task.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/kube/rest_mapper.h"
 
@@ -22,22 +20,17 @@ class RestMappingRefresher {
 
   RestMappingRefresher(std::shared_ptr<kube::KubeApi> api, std::chrono::milliseconds interval,
                        std::vector<kube::ResourceInfo> current, OnChange on_change);
-  ~RestMappingRefresher();
 
-  void start();
-  void stop();
+  void start() { task_.start(); }
+  void stop() { task_.stop(); }
   // One refresh now; true when the mapping changed.
   bool refreshOnce();
 
  private:
   std::shared_ptr<kube::KubeApi> api_;
-  std::chrono::milliseconds interval_;
   std::vector<kube::ResourceInfo> current_;
   OnChange on_change_;
-  std::mutex mutex_;
-  std::condition_variable wakeup_;
-  bool stopping_ = false;
-  std::thread loop_;
+  PeriodicTask task_;  // last: stops before the members it uses go away
 };
 
 }  // namespace metrics_adapter::app

@@ -39,6 +39,7 @@ class RuleCompiler {
     const std::string prefix = config_.source + ": " + id;
     SeriesNamer namer = guarded([&] { return SeriesNamer(rule, prefix); });
     ResourceConverter resources = converter(rule.resources, prefix);
+    if (kind == RuleKind::kExternal) checkNamespaceLabel(id, resources);
     const std::string query_path = id + ".metricsQuery";
     if (isBlank(rule.metrics_query)) fail(query_path, "must not be empty");
     promql::Template metrics_query = parseQuery(rule.metrics_query, query_path);
@@ -77,6 +78,19 @@ class RuleCompiler {
       for (const std::string& warning : found) warnings_->push_back(withLine(config_, warning));
     }
     return converter;
+  }
+
+  // A namespaced external rule needs the label of namespaces for every request (upstream
+  // fails them all with a bare 500, and its sample config has such a rule): say so at load.
+  void checkNamespaceLabel(const std::string& id, const ResourceConverter& resources) {
+    if (warnings_ == nullptr || !resources.namespaced()) return;
+    const auto namespaces = mapper_.resourceFor("", "namespaces");
+    if (namespaces && resources.labelForResource(*namespaces)) return;
+    warnings_->push_back(config::formatConfigError(
+        config_, id + ".resources",
+        "namespaced external rule maps no label to namespaces, so every request for its "
+        "metrics fails; add an override such as `namespace: {resource: namespace}`, or set "
+        "`namespaced: false`"));
   }
 
   promql::Template parseQuery(const std::string& text, const std::string& path) {

@@ -22,6 +22,24 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// Names close enough to be a typo of `metric`, or containing it (or contained in it), best first.
+std::vector<std::string> closestNames(std::string_view metric, const std::set<std::string>& names,
+                                      std::size_t limit) {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& name : names) {
+    std::size_t distance = editDistance(metric, name);
+    bool contains = !metric.empty() && (name.find(metric) != std::string::npos ||
+                                        metric.find(name) != std::string_view::npos);
+    if (contains || distance <= std::max<std::size_t>(2, metric.size() / 3)) {
+      scored.emplace_back(contains ? 0 : distance, name);
+    }
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) result.push_back(scored[i].second);
+  return result;
+}
+
 }  // namespace
 
 RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set)
@@ -73,20 +91,14 @@ std::vector<std::string> RegistrySnapshot::similarCustomNames(std::string_view m
                                                               std::size_t limit) const {
   std::set<std::string> names;
   for (const auto& entry : custom_) names.insert(entry.metric);
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& name : names) {
-    std::size_t distance = editDistance(metric, name);
-    // Close enough to be a typo, or one name containing the other.
-    bool contains = !metric.empty() && (name.find(metric) != std::string::npos ||
-                                        metric.find(name) != std::string_view::npos);
-    if (contains || distance <= std::max<std::size_t>(2, metric.size() / 3)) {
-      scored.emplace_back(contains ? 0 : distance, name);
-    }
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::string> result;
-  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) result.push_back(scored[i].second);
-  return result;
+  return closestNames(metric, names, limit);
+}
+
+std::vector<std::string> RegistrySnapshot::similarExternalNames(std::string_view metric,
+                                                                std::size_t limit) const {
+  std::set<std::string> names;
+  for (const auto& entry : external_) names.insert(entry.metric);
+  return closestNames(metric, names, limit);
 }
 
 }  // namespace metrics_adapter::discovery

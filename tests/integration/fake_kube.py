@@ -4,8 +4,12 @@ endpoints metrics-adapter calls: API discovery (/api, /api/v1, /apis, /apis/<g>/
 LISTs of objects, full or metadata-only (PartialObjectMetadataList), with limit/continue
 paging. It serves HTTPS with the given certificate and requires the given bearer token.
 
-Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", "labels"}]}.
-Test control endpoints (no auth): GET /_control/stats (LIST counts by path),
+Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", "labels"}]},
+plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
+"subresource"?: s}], "configmap": <data of kube-system/extension-apiserver-authentication>}.
+TokenReview and SubjectAccessReview answer from it; SAR bodies are kept for assertions.
+Test control endpoints (no auth): GET /_control/stats (LIST and review counts),
+GET /_control/reviews (SubjectAccessReview specs received),
 POST /_control/crd (add a CRD resource: {"group","version","plural","singular","kind",
 "namespaced","objects": [...]}), POST /_control/down ({"down": true|false}: answer 503)."""
 
@@ -36,6 +40,9 @@ BUILTIN = [
 class State:
     def __init__(self, objects):
         self.lock = threading.Lock()
+        self.auth = objects.pop("auth", {})
+        self.reviews = []
+        self.review_counts = {"tokenreviews": 0, "subjectaccessreviews": 0}
         self.resources = list(BUILTIN)
         self.objects = objects  # key "plural" or "plural.group" -> [object]
         self.list_calls = {}
@@ -76,6 +83,12 @@ def make_handler(state, token):
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             with state.lock:
+                if url.path.endswith("/tokenreviews") or url.path.endswith("/subjectaccessreviews"):
+                    if self.headers.get("Authorization") != "Bearer " + token:
+                        return self.status(401, "Unauthorized", "Unauthorized")
+                    if state.down:
+                        return self.status(503, "ServiceUnavailable", "down (test)")
+                    return self.review(url.path, body)
                 if url.path == "/_control/down":
                     state.down = bool(body.get("down"))
                     return self.send_json(200, {"down": state.down})
@@ -86,11 +99,43 @@ def make_handler(state, token):
                     return self.send_json(200, {})
             self.status(404, "NotFound", "the server could not find the requested resource")
 
+        def review(self, path, body):
+            spec = body.get("spec", {})
+            if path == "/apis/authentication.k8s.io/v1/tokenreviews":
+                state.review_counts["tokenreviews"] += 1
+                user = state.auth.get("tokens", {}).get(spec.get("token"))
+                status = {"authenticated": True, "user": user} if user else {
+                    "authenticated": False, "error": "invalid token"}
+                return self.send_json(201, {"apiVersion": "authentication.k8s.io/v1",
+                                            "kind": "TokenReview", "spec": spec,
+                                            "status": status})
+            if path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+                state.review_counts["subjectaccessreviews"] += 1
+                state.reviews.append(spec)
+                attributes = spec.get("resourceAttributes", {})
+                allowed = any(
+                    (rule.get("user") == spec.get("user")
+                     or rule.get("group") in spec.get("groups", []))
+                    and rule.get("subresource", attributes.get("subresource"))
+                    == attributes.get("subresource")
+                    for rule in state.auth.get("allow", []))
+                status = {"allowed": allowed}
+                if not allowed:
+                    status["reason"] = "no RBAC policy matched"
+                return self.send_json(201, {"apiVersion": "authorization.k8s.io/v1",
+                                            "kind": "SubjectAccessReview", "spec": spec,
+                                            "status": status})
+            self.status(404, "NotFound", "the server could not find the requested resource")
+
         def do_GET(self):
             url = urllib.parse.urlsplit(self.path)
             if url.path == "/_control/stats":
                 with state.lock:
-                    return self.send_json(200, {"lists": dict(state.list_calls)})
+                    return self.send_json(200, {"lists": dict(state.list_calls),
+                                                "reviews": dict(state.review_counts)})
+            if url.path == "/_control/reviews":
+                with state.lock:
+                    return self.send_json(200, {"reviews": list(state.reviews)})
             if self.headers.get("Authorization") != "Bearer " + token:
                 return self.status(401, "Unauthorized", "Unauthorized")
             with state.lock:
@@ -100,6 +145,16 @@ def make_handler(state, token):
 
         def route(self, url):
             parts = [p for p in url.path.split("/") if p]
+            if url.path == ("/api/v1/namespaces/kube-system/configmaps/"
+                            "extension-apiserver-authentication"):
+                if "configmap" not in state.auth:
+                    return self.status(404, "NotFound", 'configmaps "extension-apiserver-'
+                                       'authentication" not found')
+                return self.send_json(200, {
+                    "kind": "ConfigMap", "apiVersion": "v1",
+                    "metadata": {"name": "extension-apiserver-authentication",
+                                 "namespace": "kube-system"},
+                    "data": state.auth["configmap"]})
             query = urllib.parse.parse_qs(url.query)
             if parts == ["api"]:
                 return self.send_json(200, {"kind": "APIVersions", "versions": ["v1"]})

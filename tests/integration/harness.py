@@ -64,6 +64,7 @@ class Processes:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True, **kwargs)
         process.log_path = log.name
+        process.log_file = log
         self.children.append(process)
         return process
 
@@ -79,6 +80,7 @@ class Processes:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        process.log_file.close()
 
     def stop_all(self):
         for process in reversed(self.children):
@@ -173,6 +175,36 @@ class Prometheus:
                    what="%d series of %s in Prometheus" % (count, promql))
 
 
+def openssl(*args, cwd=None):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True, timeout=60, cwd=cwd)
+
+
+def make_ca(directory, name):
+    """An ECDSA P-256 CA: returns (cert path, key path)."""
+    os.makedirs(directory, exist_ok=True)
+    cert, key = os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")
+    openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
+    openssl("req", "-x509", "-new", "-sha256", "-days", "30", "-key", key, "-out", cert,
+            "-subj", "/CN=" + name, "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    return cert, key
+
+
+def make_client_cert(directory, ca, name, common_name, organizations=(), usage="clientAuth"):
+    """A leaf certificate signed by `ca` (cert, key) with extended key usage `usage`."""
+    cert, key = os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")
+    csr, ext = cert + ".csr", cert + ".ext"
+    subject = "/CN=" + common_name + "".join("/O=" + o for o in organizations)
+    openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key)
+    openssl("req", "-new", "-sha256", "-key", key, "-out", csr, "-subj", subject)
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                "extendedKeyUsage=%s\n" % usage)
+    openssl("x509", "-req", "-sha256", "-days", "30", "-in", csr, "-CA", ca[0], "-CAkey", ca[1],
+            "-CAcreateserial", "-out", cert, "-extfile", ext)
+    return cert, key
+
+
 FAKE_KUBE = os.path.join(REPO, "tests", "integration", "fake_kube.py")
 MAKE_CERTS = os.path.join(REPO, "certs", "make-certs.sh")
 
@@ -214,6 +246,12 @@ class FakeKube:
     def stats(self):
         return self._call("GET", "/_control/stats")["lists"]
 
+    def review_counts(self):
+        return self._call("GET", "/_control/stats")["reviews"]
+
+    def access_reviews(self):
+        return self._call("GET", "/_control/reviews")["reviews"]
+
     def list_calls(self, path):
         return self.stats().get(path, 0)
 
@@ -244,28 +282,30 @@ current-context: fake
 
 
 class Adapter:
-    def __init__(self, procs, binary, config, prometheus_url, extra_args=()):
+    def __init__(self, procs, binary, config, prometheus_url, extra_args=(), delegated_auth=False,
+                 tls_args=None, ca_file=None):
         self.port = free_port()
         self.cert_dir = os.path.join(procs.workdir, "certs-%d" % self.port)
         self.binary = binary
         self.process = procs.spawn("adapter-%d" % self.port, [
             binary, "--config=" + config, "--prometheus-url=" + prometheus_url,
             "--secure-port=%d" % self.port, "--bind-address=127.0.0.1",
-            "--cert-dir=" + self.cert_dir, "--metrics-relist-interval=2s", "--v=6"]
+            "--metrics-relist-interval=2s", "--v=6"]
+            + (tls_args if tls_args is not None else ["--cert-dir=" + self.cert_dir])
+            + ([] if delegated_auth else ["--authentication-mode=none"])
             + list(extra_args))
         self.procs = procs
         self.base = "https://127.0.0.1:%d" % self.port
+        self.ca_file = ca_file or os.path.join(self.cert_dir, "apiserver.crt")
         wait_until(lambda: self.get("/readyz")[0] == 200, timeout=60,
                    what="the adapter to be ready (log: %s)" % self.process.log_path)
         self.kubeconfig = os.path.join(procs.workdir, "kubeconfig-%d" % self.port)
         with open(self.kubeconfig, "w") as f:
-            f.write(KUBECONFIG % {"server": self.base,
-                                  "ca": os.path.join(self.cert_dir, "apiserver.crt")})
+            f.write(KUBECONFIG % {"server": self.base, "ca": self.ca_file})
 
     def ssl_context(self):
         # Verify against the certificate the adapter generated: real TLS, no skip-verify.
-        context = ssl.create_default_context(cafile=os.path.join(self.cert_dir, "apiserver.crt"))
-        return context
+        return ssl.create_default_context(cafile=self.ca_file)
 
     def get(self, path, headers=None):
         """(status, content type, body text) over real TLS."""
@@ -287,8 +327,8 @@ class Adapter:
         return result.returncode, result.stdout, result.stderr
 
     def curl(self, path, *extra):
-        result = subprocess.run(["curl", "-sS", "--cacert", os.path.join(self.cert_dir,
-                                 "apiserver.crt"), "-w", "\n%{http_code}"] + list(extra)
+        result = subprocess.run(["curl", "-sS", "--cacert", self.ca_file, "-w", "\n%{http_code}"]
+                                + list(extra)
                                 + [self.base + path], capture_output=True, text=True, timeout=60)
         body, _, code = result.stdout.rpartition("\n")
         return int(code or 0), body

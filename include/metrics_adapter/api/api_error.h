@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace metrics_adapter::api {
 
@@ -38,6 +39,14 @@ class ApiError : public std::runtime_error {
   std::string reason_;
   Json details_;
 };
+
+// "<message> (similar metrics: a b)" when there are close names, else the message.
+inline std::string withSimilarNames(std::string message, const std::vector<std::string>& names) {
+  if (names.empty()) return message;
+  message += " (similar metrics:";
+  for (const auto& name : names) message += " " + name;
+  return message + ")";
+}
 
 // The Kubernetes Status object for an error (api.md §4.7).
 Json statusObject(int code, const std::string& reason, const std::string& message,

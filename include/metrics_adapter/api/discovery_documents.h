@@ -8,8 +8,12 @@
 namespace metrics_adapter::api {
 
 inline constexpr const char* kCustomMetricsGroup = "custom.metrics.k8s.io";
+inline constexpr const char* kExternalMetricsGroup = "external.metrics.k8s.io";
+inline constexpr const char* kExternalMetricsVersion = "v1beta1";
 
-// APIGroupList for /apis (api.md §4.6, conformance C6).
+// APIGroupList for /apis (api.md §4.6, conformance C6): custom.metrics.k8s.io, then
+// external.metrics.k8s.io. Both are always listed, rules or not, so neither APIService goes
+// unavailable (api.md §10 item 1).
 Json apiGroupList();
 // APIGroup for /apis/custom.metrics.k8s.io (C9): versions v1beta1 and v1beta2.
 Json customMetricsGroup();
@@ -17,6 +21,12 @@ Json customMetricsGroup();
 // (resource, metric), "resources": [] when nothing is discovered yet (never 404).
 Json customMetricsResourceList(const std::string& version,
                                const discovery::RegistrySnapshot& snapshot);
+
+// APIGroup for /apis/external.metrics.k8s.io: version v1beta1, preferred.
+Json externalMetricsGroup();
+// APIResourceList for /apis/external.metrics.k8s.io/v1beta1: one namespaced
+// ExternalMetricValueList entry per external metric, "resources": [] when there is none (C5).
+Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot);
 
 bool isCustomMetricsVersion(const std::string& version);
 

@@ -31,4 +31,19 @@ struct BuiltQuery {
 // template failures.
 BuiltQuery buildCustomQuery(const CustomQuerySpec& spec, const kube::RestMapper& mapper);
 
+// What an external-metric request asks Prometheus for.
+struct ExternalQuerySpec {
+  const discovery::CompiledRule* rule = nullptr;
+  std::string series;          // .Series
+  std::string namespace_name;  // the request's namespace; matched only when the rule is namespaced
+  promql::LabelSelector selector;
+};
+
+// Renders the rule's metricsQuery as prometheus-adapter does for external metrics:
+// .LabelMatchers = selector matchers by key, then `<namespace label>="<ns>"` when the rule is
+// namespaced (resources.namespaced, default true); .GroupBy "" and .GroupBySlice [] always.
+// Throws ApiError: 400 for selector operators or keys PromQL cannot express, 500 when a
+// namespaced rule maps no label to namespaces (the message names the fix) or the template fails.
+std::string buildExternalQuery(const ExternalQuerySpec& spec, const kube::RestMapper& mapper);
+
 }  // namespace metrics_adapter::api

@@ -17,10 +17,6 @@ struct RequestTarget {
   std::string get(std::string_view key) const;
 };
 
-// Percent-decodes `text`; with `plus_is_space` a '+' becomes ' ' (query strings).
-// nullopt when an escape is malformed.
-std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space);
-
 // Splits and decodes a raw request target. Throws ApiError 400 on malformed escapes.
 RequestTarget parseRequestTarget(std::string_view target);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "metrics_adapter/api/custom_metrics_handler.h"
+#include "metrics_adapter/api/external_metrics_handler.h"
 #include "metrics_adapter/server/https_server.h"
 
 namespace metrics_adapter::api {
@@ -26,6 +27,12 @@ struct HealthChecks {
 // routes, health endpoints, Status JSON for every error. Thread-safe.
 class Router {
  public:
+  // `external_metrics` may be null: external discovery is still served (empty or not, so the
+  // APIService stays available) and external metric requests answer 404.
+  Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics,
+         std::shared_ptr<const ExternalMetricsHandler> external_metrics, SnapshotSource snapshots,
+         HealthChecks health, std::string version);
+  // Without external metrics handling (as before external.metrics.k8s.io was served).
   Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
          HealthChecks health, std::string version);
 
@@ -33,10 +40,13 @@ class Router {
 
  private:
   server::HttpResponse route(const server::HttpRequest& request) const;
+  // The answer to a path under /apis/external.metrics.k8s.io; throws ApiError.
+  Json external(const std::vector<std::string>& parts, const RequestTarget& target) const;
   server::HttpResponse health(const std::string& endpoint, const std::vector<HealthCheck>& checks,
                               bool verbose) const;
 
   std::shared_ptr<const CustomMetricsHandler> custom_metrics_;
+  std::shared_ptr<const ExternalMetricsHandler> external_metrics_;
   SnapshotSource snapshots_;
   HealthChecks health_;
   std::string version_;

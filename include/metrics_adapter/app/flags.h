@@ -1,10 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
@@ -12,6 +14,25 @@
 #include "metrics_adapter/server/https_server.h"
 
 namespace metrics_adapter::app {
+
+// Who may call the adapter (api.md §9.7, §9.8), as the generic apiserver flags say.
+struct AuthOptions {
+  bool delegated = true;                  // --authentication-mode=delegated|none
+  std::string authentication_kubeconfig;  // TokenReview and the auth ConfigMap
+  std::string authorization_kubeconfig;   // SubjectAccessReview
+  bool skip_lookup = false;               // --authentication-skip-lookup: no ConfigMap
+  std::string client_ca_file;
+  std::string requestheader_client_ca_file;
+  // Unset lists come from the extension-apiserver-authentication ConfigMap.
+  std::optional<std::vector<std::string>> requestheader_allowed_names;
+  std::optional<std::vector<std::string>> requestheader_username_headers;
+  std::optional<std::vector<std::string>> requestheader_group_headers;
+  std::optional<std::vector<std::string>> requestheader_extra_headers_prefix;
+  std::vector<std::string> always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  std::chrono::milliseconds token_cache_ttl{std::chrono::seconds(10)};
+  std::chrono::milliseconds authorized_ttl{std::chrono::seconds(10)};
+  std::chrono::milliseconds unauthorized_ttl{std::chrono::seconds(10)};
+};
 
 // Everything the command line decides.
 struct AdapterOptions {
@@ -23,6 +44,7 @@ struct AdapterOptions {
   std::string kubeconfig;         // --kubeconfig: used when --lister-kubeconfig is not given
   std::chrono::milliseconds discovery_interval{std::chrono::minutes(1)};
   kube::ObjectListerOptions object_lister;
+  AuthOptions auth;
   server::ServerOptions server;
   int verbosity = 0;
   bool show_help = false;

@@ -62,6 +62,7 @@ class RegistrySnapshot {
 
   // Served custom metric names closest to `metric` (for "did you mean" hints), best first.
   std::vector<std::string> similarCustomNames(std::string_view metric, std::size_t limit) const;
+  std::vector<std::string> similarExternalNames(std::string_view metric, std::size_t limit) const;
 
   // Sorted by (group_resource, metric).
   const std::vector<CustomMetric>& customMetrics() const { return custom_; }

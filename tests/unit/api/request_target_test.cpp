@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/net/percent_decode.h"
 
 namespace metrics_adapter::api {
 namespace {
@@ -75,7 +76,7 @@ TEST(PercentDecodeTest, Table) {
       {"%4", false, std::nullopt},
       {"%4g", false, std::nullopt},
   };
-  for (const auto& c : cases) EXPECT_EQ(percentDecode(c.in, c.plus_is_space), c.out) << c.in;
+  for (const auto& c : cases) EXPECT_EQ(net::percentDecode(c.in, c.plus_is_space), c.out) << c.in;
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ TEST(FlagsTest, ErrorsNameTheFlag) {
       {{"--config=c", "--metrics-relist-interval=soon"}, "invalid duration \"soon\""},
       {{"--config=c", "--metrics-relist-interval=10m", "--metrics-max-age=1m"},
        "--metrics-max-age"},
-      {{"--config=c", "--requestheader-client-ca-file=/ca"}, "--requestheader-client-ca-file"},
+      {{"--config=c", "--prometheus-auth-incluster"}, "--prometheus-auth-incluster"},
+      {{"--config=c", "--authentication-mode=open"}, "--authentication-mode"},
       {{"--config=c", "--logtostderr=maybe"}, "--logtostderr"},
       {{"--config"}, "needs an argument: --config"},
       {{"config.yaml"}, "unexpected argument"},
@@ -78,6 +79,24 @@ TEST(GoDurationTest, Table) {
   for (const char* bad : {"", "1", "s", "1x", "1.2.3s", "m1", "1 m"}) {
     EXPECT_THROW(parseGoDuration(bad), FlagError) << bad;
   }
+}
+
+TEST(FlagsTest, DelegatedAuthFlagsOfTheGenericApiserver) {
+  auto options =
+      parse({"--config=c", "--requestheader-client-ca-file=/ca/front-proxy.crt",
+             "--requestheader-allowed-names=", "--requestheader-group-headers=X-G,X-H",
+             "--authorization-always-allow-paths=/healthz,/metrics", "--authentication-skip-lookup",
+             "--authentication-token-webhook-cache-ttl=30s"});
+  EXPECT_TRUE(options.auth.delegated);
+  EXPECT_EQ(options.auth.requestheader_client_ca_file, "/ca/front-proxy.crt");
+  ASSERT_TRUE(options.auth.requestheader_allowed_names);
+  EXPECT_TRUE(options.auth.requestheader_allowed_names->empty());  // empty: any CN
+  EXPECT_EQ(*options.auth.requestheader_group_headers, (std::vector<std::string>{"X-G", "X-H"}));
+  EXPECT_FALSE(options.auth.requestheader_username_headers);  // from the ConfigMap
+  EXPECT_EQ(options.auth.always_allow_paths, (std::vector<std::string>{"/healthz", "/metrics"}));
+  EXPECT_TRUE(options.auth.skip_lookup);
+  EXPECT_EQ(options.auth.token_cache_ttl, milliseconds(30000));
+  EXPECT_FALSE(parse({"--config=c", "--authentication-mode=none"}).auth.delegated);
 }
 
 TEST(FlagsTest, HelpNeedsNoConfig) {

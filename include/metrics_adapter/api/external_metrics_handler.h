@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/api/custom_metrics_handler.h"
+#include "metrics_adapter/api/request_target.h"
+#include "metrics_adapter/prometheus/prometheus_api.h"
+
+namespace metrics_adapter::api {
+
+// One external.metrics.k8s.io/v1beta1 metric request, after routing (api.md §3.3).
+struct ExternalMetricRequest {
+  std::string namespace_name;  // the HPA's namespace; always present
+  std::string metric;
+  std::string label_selector;  // selects series by their labels
+};
+
+// `rest` are the path segments after /apis/external.metrics.k8s.io/v1beta1. The only route is
+// namespaces/<ns>/<metric>; anything else is nullopt (404, conformance C43).
+std::optional<ExternalMetricRequest> parseExternalMetricRequest(std::span<const std::string> rest,
+                                                                const RequestTarget& target);
+
+struct ExternalMetricsOptions {
+  std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
+};
+
+// Answers external.metrics.k8s.io metric requests from `externalRules`: registry lookup,
+// PromQL, Prometheus, ExternalMetricValueList. Thread-safe.
+class ExternalMetricsHandler {
+ public:
+  ExternalMetricsHandler(SnapshotSource snapshots,
+                         std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                         ExternalMetricsOptions options);
+
+  // One item per sample of the query's answer (sorted by labels; NaN, ±Inf and DCGM blanks
+  // skipped), or one unlabelled item for a scalar. Throws ApiError: 404 unknown metric, 400 bad
+  // selector, 503 Prometheus unreachable, 500 Prometheus or rule failure.
+  Json handle(const ExternalMetricRequest& request) const;
+
+ private:
+  SnapshotSource snapshots_;
+  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  ExternalMetricsOptions options_;
+};
+
+}  // namespace metrics_adapter::api

@@ -1,0 +1,123 @@
+#include "metrics_adapter/api/external_metrics_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/query_builder.h"
+#include "metrics_adapter/promql/label_selector.h"
+#include "metrics_adapter/promql/quantity.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+std::string notFoundMessage(const discovery::RegistrySnapshot& snapshot,
+                            const std::string& metric) {
+  return withSimilarNames("the server could not find the metric " + metric,
+                          snapshot.similarExternalNames(metric, 3));
+}
+
+Json metricLabels(const std::map<std::string, std::string>& labels) {
+  Json object = Json::object();  // never null: upstream's nil map decodes badly in some clients
+  for (const auto& [name, value] : labels) object[name] = value;
+  return object;
+}
+
+Json externalMetricValueList(Json items) {
+  return Json{{"kind", "ExternalMetricValueList"},
+              {"apiVersion", std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion},
+              {"metadata", Json::object()},
+              {"items", std::move(items)}};
+}
+
+const char* resultTypeName(prometheus::QueryResult::Type type) {
+  switch (type) {
+    case prometheus::QueryResult::Type::kVector:
+      return "an instant vector";
+    case prometheus::QueryResult::Type::kScalar:
+      return "a scalar";
+    case prometheus::QueryResult::Type::kMatrix:
+      return "a range vector";
+    case prometheus::QueryResult::Type::kString:
+      return "a string";
+  }
+  return "an unknown type";
+}
+
+}  // namespace
+
+std::optional<ExternalMetricRequest> parseExternalMetricRequest(std::span<const std::string> rest,
+                                                                const RequestTarget& target) {
+  if (rest.size() != 3 || rest[0] != "namespaces") return std::nullopt;
+  return ExternalMetricRequest{
+      .namespace_name = rest[1], .metric = rest[2], .label_selector = target.get("labelSelector")};
+}
+
+ExternalMetricsHandler::ExternalMetricsHandler(
+    SnapshotSource snapshots, std::shared_ptr<prometheus::PrometheusApi> prometheus,
+    ExternalMetricsOptions options)
+    : snapshots_(std::move(snapshots)), prometheus_(std::move(prometheus)), options_(options) {}
+
+Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request) const {
+  auto snapshot = snapshots_();
+  const discovery::ExternalMetric* metric = snapshot->findExternal(request.metric);
+  if (!metric) throw ApiError::notFound(notFoundMessage(*snapshot, request.metric));
+
+  ExternalQuerySpec spec;
+  spec.rule = metric->rule.get();
+  spec.series = metric->series_name;
+  spec.namespace_name = request.namespace_name;
+  try {
+    spec.selector = promql::parseLabelSelector(request.label_selector);
+  } catch (const promql::SelectorError& e) {
+    throw ApiError::badRequest("invalid labelSelector \"" + request.label_selector +
+                               "\": " + e.what());
+  }
+  const std::string promql = buildExternalQuery(spec, snapshot->mapper());
+  spdlog::debug("external metric {} in {}: {}", request.metric, request.namespace_name, promql);
+
+  prometheus::QueryResult result;
+  try {
+    result = prometheus_->query(promql, prometheus::Clock::now(), options_.query_timeout);
+  } catch (const prometheus::PrometheusError& e) {
+    throw prometheusFailure(e, "query for external metric " + request.metric);
+  }
+  if (result.type != prometheus::QueryResult::Type::kVector &&
+      result.type != prometheus::QueryResult::Type::kScalar) {
+    throw ApiError::internal("metricsQuery of " + metric->rule->id +
+                             " must return an instant vector or a scalar; Prometheus returned " +
+                             resultTypeName(result.type));
+  }
+
+  // Sorted by labels so answers are deterministic; the HPA sums the items, order is free.
+  std::vector<const prometheus::Sample*> samples;
+  samples.reserve(result.samples.size());
+  for (const auto& sample : result.samples) samples.push_back(&sample);
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const auto* a, const auto* b) { return a->labels < b->labels; });
+
+  Json items = Json::array();
+  std::size_t skipped = 0;
+  for (const prometheus::Sample* sample : samples) {
+    auto quantity = promql::sampleToQuantity(sample->value);
+    if (!quantity) {
+      ++skipped;
+      continue;
+    }
+    items.push_back({{"metricName", request.metric},
+                     {"metricLabels", metricLabels(sample->labels)},
+                     {"timestamp", formatTimestamp(sample->timestamp)},
+                     {"value", *quantity}});
+  }
+  if (skipped > 0) {
+    spdlog::debug("external metric {}: skipped {} NaN/Inf/blank samples", request.metric, skipped);
+  }
+  return externalMetricValueList(std::move(items));
+}
+
+}  // namespace metrics_adapter::api

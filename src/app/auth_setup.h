@@ -1,0 +1,24 @@
+#pragma once
+
+#include <memory>
+
+#include "app/auth_filter.h"
+#include "app/periodic_task.h"
+#include "metrics_adapter/app/flags.h"
+
+namespace metrics_adapter::app {
+
+// The delegated-auth pieces and the refresh of the trust ConfigMap, kept alive together.
+struct AuthStack {
+  std::shared_ptr<AuthFilter> filter;
+  std::unique_ptr<PeriodicTask> config_refresh;  // re-reads the ConfigMap (CA rotation)
+};
+
+// Builds the stack from flags and, unless --authentication-skip-lookup, the
+// kube-system/extension-apiserver-authentication ConfigMap (flags win over it). Throws
+// std::invalid_argument for unreadable CA files.
+AuthStack makeAuthStack(const AuthOptions& options,
+                        std::shared_ptr<kube::KubeApi> authentication_api,
+                        std::shared_ptr<kube::KubeApi> authorization_api);
+
+}  // namespace metrics_adapter::app

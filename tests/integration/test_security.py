@@ -1,0 +1,253 @@
+"""Delegated authentication and authorization, and TLS, as the aggregator and other callers
+meet them: front-proxy certificates with X-Remote-* headers, client certificates, bearer
+tokens (TokenReview) and SubjectAccessReview against a fake Kubernetes API; certificates made
+by the test; TLS versions, serving-certificate rotation and slow clients."""
+
+import json
+import os
+import resource
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+import unittest
+import warnings
+import urllib.request
+
+import harness
+
+ARGS, UNITTEST_ARGV = harness.parse_args()
+CONFIG = os.path.join(harness.REPO, "config", "gpu-alibaba-exporter.yaml")
+HPA_USER = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
+METRIC_PATH = ("/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/%2A/"
+               "duty_cycle_current")
+HEADER_TIMEOUT_SECONDS = 2
+
+PROCS = ADAPTER = KUBE = None
+CERTS = {}
+SERVING_DIR = None
+
+
+def setUpModule():
+    global PROCS, ADAPTER, KUBE, SERVING_DIR
+    PROCS = harness.Processes()
+    try:
+        certs = os.path.join(PROCS.workdir, "pki")
+        front_proxy_ca = harness.make_ca(certs, "front-proxy-ca")
+        other_ca = harness.make_ca(certs, "other-ca")
+        client_ca = harness.make_ca(certs, "client-ca")
+        CERTS["front-proxy"] = harness.make_client_cert(certs, front_proxy_ca, "front-proxy",
+                                                        "front-proxy-client")
+        CERTS["evil-cn"] = harness.make_client_cert(certs, front_proxy_ca, "evil-cn", "evil")
+        CERTS["other-ca"] = harness.make_client_cert(certs, other_ca, "other", "front-proxy-client")
+        CERTS["alice"] = harness.make_client_cert(certs, client_ca, "alice", "alice", ["devs"])
+
+        exporter = harness.Exporter(PROCS, mode="static")
+        prometheus = harness.Prometheus(PROCS, exporter.port)
+        prometheus.wait_for_series("nvidia_gpu_duty_cycle", 1)
+        with open(front_proxy_ca[0]) as f:
+            front_proxy_pem = f.read()
+        with open(client_ca[0]) as f:
+            client_pem = f.read()
+        KUBE = harness.FakeKube(PROCS, {"auth": {
+            "tokens": {"carol-token": {"username": "carol", "groups": ["ops"]},
+                       "bob-token": {"username": "bob", "groups": ["devs"]}},
+            "allow": [{"user": HPA_USER}, {"user": "alice"}, {"user": "carol"}],
+            "configmap": {
+                "client-ca-file": client_pem,
+                "requestheader-client-ca-file": front_proxy_pem,
+                "requestheader-allowed-names": '["front-proxy-client"]',
+                "requestheader-username-headers": '["X-Remote-User"]',
+                "requestheader-group-headers": '["X-Remote-Group"]',
+                "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]'}}})
+
+        SERVING_DIR = os.path.join(PROCS.workdir, "serving")
+        subprocess.run(["bash", harness.MAKE_CERTS, "--out", SERVING_DIR], check=True,
+                       capture_output=True, timeout=60)
+        ADAPTER = harness.Adapter(
+            PROCS, ARGS.binary, CONFIG, prometheus.url, delegated_auth=True,
+            ca_file=os.path.join(SERVING_DIR, "ca.crt"),
+            tls_args=["--tls-cert-file=" + os.path.join(SERVING_DIR, "serving.crt"),
+                      "--tls-private-key-file=" + os.path.join(SERVING_DIR, "serving.key")],
+            extra_args=["--lister-kubeconfig=" + KUBE.kubeconfig,
+                        "--header-timeout=%ds" % HEADER_TIMEOUT_SECONDS])
+        harness.wait_until(lambda: request(METRIC_PATH, cert="front-proxy",
+                                           headers={"X-Remote-User": HPA_USER})[0] == 200,
+                           timeout=60, what="the first allowed metric answer")
+    except Exception:
+        PROCS.stop_all()
+        raise
+
+
+def tearDownModule():
+    PROCS.stop_all()
+
+
+def context(cert=None):
+    ctx = ssl.create_default_context(cafile=ADAPTER.ca_file)
+    if cert:
+        ctx.load_cert_chain(*CERTS[cert])
+    return ctx
+
+
+def request(path, cert=None, headers=None):
+    """(status, parsed body) for a GET over TLS, optionally presenting a client certificate.
+    Repeated headers are given as a list of (name, value) pairs."""
+    connection = socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=30)
+    tls = context(cert).wrap_socket(connection, server_hostname="127.0.0.1")
+    try:
+        pairs = headers.items() if isinstance(headers, dict) else (headers or [])
+        lines = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1", "Connection: close"]
+        lines += ["%s: %s" % pair for pair in pairs]
+        tls.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        answer = b""
+        while True:
+            chunk = tls.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        tls.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1])
+    return status, json.loads(body) if body.startswith(b"{") else body.decode()
+
+
+class FrontProxyTest(unittest.TestCase):
+    def test_the_hpa_through_the_front_proxy_is_allowed(self):
+        status, body = request(METRIC_PATH, cert="front-proxy", headers=[
+            ("X-Remote-User", HPA_USER), ("X-Remote-Group", "system:serviceaccounts"),
+            ("X-Remote-Group", "system:authenticated")])
+        self.assertEqual(200, status, body)
+        self.assertEqual("MetricValueList", body["kind"])
+        review = [r for r in KUBE.access_reviews() if r["user"] == HPA_USER][-1]
+        self.assertEqual(["system:serviceaccounts", "system:authenticated"], review["groups"])
+        attributes = review["resourceAttributes"]
+        self.assertEqual({"namespace": "default", "verb": "get", "group": "custom.metrics.k8s.io",
+                          "version": "v1beta2", "resource": "pods",
+                          "subresource": "duty_cycle_current", "name": "*"}, attributes)
+
+    def test_headers_with_a_certificate_from_another_ca_are_not_believed(self):
+        # As upstream: a certificate no configured CA verifies is a failed credential (401).
+        status, body = request(METRIC_PATH, cert="other-ca", headers={"X-Remote-User": HPA_USER})
+        self.assertEqual(401, status, body)
+        self.assertEqual("Unauthorized", body["reason"])
+
+    def test_headers_without_a_certificate_are_ignored(self):
+        status, body = request(METRIC_PATH, headers={"X-Remote-User": "admin",
+                                                     "X-Remote-Group": "system:masters"})
+        self.assertEqual(403, status, body)
+        self.assertEqual("Forbidden", body["reason"])
+        self.assertIn('User "system:anonymous" cannot get resource "pods/duty_cycle_current"',
+                      body["message"])
+
+    def test_a_front_proxy_ca_certificate_with_a_cn_not_allowed_is_401(self):
+        status, body = request(METRIC_PATH, cert="evil-cn", headers={"X-Remote-User": HPA_USER})
+        self.assertEqual(401, status, body)
+        self.assertEqual("Unauthorized", body["reason"])
+
+    def test_a_client_ca_certificate_authenticates_its_cn(self):
+        status, body = request(METRIC_PATH, cert="alice", headers={"X-Remote-User": "admin"})
+        self.assertEqual(200, status, body)
+        review = KUBE.access_reviews()[-1]
+        self.assertEqual("alice", review["user"])
+        self.assertIn("devs", review["groups"])
+
+    def test_health_needs_no_credentials(self):
+        for path in ("/healthz", "/livez", "/readyz"):
+            self.assertEqual((200, "ok"), request(path))
+
+
+class BearerTokenTest(unittest.TestCase):
+    def test_reviewed_tokens_are_allowed_or_denied_and_cached(self):
+        before = KUBE.review_counts()
+        for _ in range(5):
+            status, body = request(METRIC_PATH, headers={"Authorization": "Bearer carol-token"})
+            self.assertEqual(200, status, body)
+        after = KUBE.review_counts()
+        self.assertEqual(1, after["tokenreviews"] - before["tokenreviews"])
+        self.assertEqual(1, after["subjectaccessreviews"] - before["subjectaccessreviews"])
+
+        status, body = request(METRIC_PATH, headers={"Authorization": "Bearer bob-token"})
+        self.assertEqual(403, status, body)
+        self.assertIn('User "bob"', body["message"])
+
+        status, body = request(METRIC_PATH, headers={"Authorization": "Bearer forged"})
+        self.assertEqual(401, status, body)
+
+
+class TlsTest(unittest.TestCase):
+    def test_tls_1_0_and_1_1_are_refused(self):
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python deprecates these versions
+        for version in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            ctx.set_ciphers("ALL:@SECLEVEL=0")
+            ctx.minimum_version = version
+            ctx.maximum_version = version
+            with socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=10) as raw:
+                with self.assertRaises(ssl.SSLError):
+                    ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+
+    def test_only_http_1_1_is_offered_by_alpn(self):
+        ctx = context()
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        with socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                self.assertEqual("http/1.1", tls.selected_alpn_protocol())
+                self.assertGreaterEqual(tls.version(), "TLSv1.2")
+
+    def test_a_rotated_serving_certificate_is_served_without_restart(self):
+        def served_certificate():
+            with socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=10) as raw:
+                with context().wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                    return tls.getpeercert(binary_form=True)
+
+        before = served_certificate()
+        renewed = os.path.join(PROCS.workdir, "renewed")
+        shutil.copytree(SERVING_DIR, renewed)
+        subprocess.run(["bash", harness.MAKE_CERTS, "--out", renewed], check=True,
+                       capture_output=True, timeout=60)  # same CA, new serving pair
+        for name in ("serving.key", "serving.crt"):
+            os.replace(os.path.join(renewed, name), os.path.join(SERVING_DIR, name))
+        harness.wait_until(lambda: served_certificate() != before, timeout=60,
+                           what="the renewed certificate to be served")
+        self.assertEqual(200, request("/healthz")[0])
+
+
+class SlowClientTest(unittest.TestCase):
+    def test_a_thousand_half_headers_neither_block_requests_nor_stay_open(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+        idle = []
+        try:
+            ctx = context()
+            for _ in range(1000):
+                raw = socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=30)
+                tls = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+                tls.sendall(b"GET /apis HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ")
+                idle.append(tls)
+            status, body = request(METRIC_PATH, cert="front-proxy",
+                                   headers={"X-Remote-User": HPA_USER})
+            self.assertEqual(200, status, body)
+            deadline = time.monotonic() + HEADER_TIMEOUT_SECONDS + 30
+            for tls in idle:
+                tls.settimeout(max(0.1, deadline - time.monotonic()))
+                try:
+                    answer = tls.recv(1024)
+                except TimeoutError:
+                    self.fail("a connection with half a header was still open after the timeout")
+                except (ssl.SSLError, OSError):
+                    answer = b""  # reset: closed
+                # Closed, possibly after a 408 answer.
+                self.assertTrue(answer == b"" or answer.startswith(b"HTTP/1.1 408"), answer[:60])
+        finally:
+            for tls in idle:
+                tls.close()
+        self.assertEqual(200, request("/healthz")[0])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=UNITTEST_ARGV, verbosity=2)
