@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcpprest-dev libboost-dev libboost-system-dev libssl-dev
-  nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev
+  nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev prometheus-cpp-dev
   prometheus curl openssl python3 clang-format
 )
 missing=()

@@ -1,13 +1,28 @@
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <iostream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "app/check_config.h"
+#include "app/explain.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
 
 int main(int argc, char** argv) {
   using namespace metrics_adapter::app;
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Subcommands run once and print to stdout; anything else starts the server.
+  if (!args.empty() && (args[0] == "explain" || args[0] == "check-config")) {
+    // Library warnings go to stderr so stdout is only the report.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("metrics-adapter"));
+    spdlog::set_level(spdlog::level::warn);
+    std::span<const std::string> rest(args.begin() + 1, args.end());
+    return args[0] == "explain" ? runExplain(rest, std::cout, std::cerr)
+                                : runCheckConfig(rest, std::cout, std::cerr);
+  }
   AdapterOptions options;
   try {
     options = parseFlags(args);
@@ -23,6 +38,6 @@ int main(int argc, char** argv) {
     std::cout << "metrics-adapter " << MA_VERSION << "\n";
     return 0;
   }
-  configureLogging(options.verbosity);
+  configureLogging(options.verbosity, options.log_format);
   return runAdapter(options);
 }

@@ -74,7 +74,7 @@ CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
       lister_(std::move(lister)),
       options_(options) {}
 
-Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
+Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace* trace) const {
   // One snapshot for the whole request: its rules and REST mapping belong together.
   auto snapshot = snapshots_();
   const kube::RestMapper& mapper = snapshot->mapper();
@@ -96,6 +96,10 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
         (resource->namespaced ? "namespaces/<namespace>/" : "cluster-scoped ") + "path");
   }
 
+  if (trace) {
+    trace->rule_id = metric->rule->id;
+    trace->series = metric->series_name;
+  }
   auto metric_selector = parseSelector(request.metric_label_selector, "metricLabelSelector");
   CustomQuerySpec spec;
   spec.rule = metric->rule.get();
@@ -131,11 +135,16 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request) const {
 
   BuiltQuery query = buildCustomQuery(spec, mapper);
   spdlog::debug("metric {} on {}: {}", request.metric, group_resource, query.promql);
+  if (trace) trace->promql = query.promql;
   prometheus::QueryResult result;
   try {
     result = prometheus_->query(query.promql, prometheus::Clock::now(), options_.query_timeout);
   } catch (const prometheus::PrometheusError& e) {
     throw prometheusFailure(e, "query for metric " + request.metric + " on " + group_resource);
+  }
+  if (trace) {
+    trace->queried = true;
+    trace->result = result;
   }
   if (result.type != prometheus::QueryResult::Type::kVector) {
     throw ApiError::internal("metricsQuery of " + metric->rule->id +

@@ -63,11 +63,15 @@ ExternalMetricsHandler::ExternalMetricsHandler(
     ExternalMetricsOptions options)
     : snapshots_(std::move(snapshots)), prometheus_(std::move(prometheus)), options_(options) {}
 
-Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request) const {
+Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryTrace* trace) const {
   auto snapshot = snapshots_();
   const discovery::ExternalMetric* metric = snapshot->findExternal(request.metric);
   if (!metric) throw ApiError::notFound(notFoundMessage(*snapshot, request.metric));
 
+  if (trace) {
+    trace->rule_id = metric->rule->id;
+    trace->series = metric->series_name;
+  }
   ExternalQuerySpec spec;
   spec.rule = metric->rule.get();
   spec.series = metric->series_name;
@@ -80,12 +84,17 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request) const 
   }
   const std::string promql = buildExternalQuery(spec, snapshot->mapper());
   spdlog::debug("external metric {} in {}: {}", request.metric, request.namespace_name, promql);
+  if (trace) trace->promql = promql;
 
   prometheus::QueryResult result;
   try {
     result = prometheus_->query(promql, prometheus::Clock::now(), options_.query_timeout);
   } catch (const prometheus::PrometheusError& e) {
     throw prometheusFailure(e, "query for external metric " + request.metric);
+  }
+  if (trace) {
+    trace->queried = true;
+    trace->result = result;
   }
   if (result.type != prometheus::QueryResult::Type::kVector &&
       result.type != prometheus::QueryResult::Type::kScalar) {

@@ -8,6 +8,7 @@
 
 #include "metrics_adapter/api/discovery_documents.h"
 #include "metrics_adapter/api/request_target.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::api {
 namespace {
@@ -60,6 +61,35 @@ server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
                       pretty);
 }
 
+// The route label of the self-metrics: a fixed name per kind of path, so that client-chosen
+// paths cannot create new series.
+std::string_view routeTemplate(std::string_view raw_target) {
+  std::vector<std::string> parts;
+  try {
+    parts = parseRequestTarget(raw_target).segments;
+  } catch (const ApiError&) {
+    return "other";
+  }
+  if (parts.size() == 1) {
+    if (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz") return "health";
+    if (parts[0] == "metrics") return "metrics";
+    if (parts[0] == "version") return "discovery";
+  }
+  if (parts.empty() || parts[0] != "apis") return "other";
+  if (parts.size() <= 3) return "discovery";
+  if (parts[1] == kCustomMetricsGroup) return "custom_metric";
+  if (parts[1] == kExternalMetricsGroup) return "external_metric";
+  return "other";
+}
+
+server::HttpResponse metricsResponse() {
+  server::HttpResponse response;
+  response.status = 200;
+  response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  response.body = telemetry::SelfMetrics::instance().exposition();
+  return response;
+}
+
 }  // namespace
 
 Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics,
@@ -76,13 +106,15 @@ Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, Snaps
     : Router(std::move(custom_metrics), nullptr, std::move(snapshots), std::move(health),
              std::move(version)) {}
 
+// The access-log line is written by the app's request handler, which also knows the auth outcome.
 server::HttpResponse Router::handle(const server::HttpRequest& request) const {
-  auto began = std::chrono::steady_clock::now();
+  auto& self_metrics = telemetry::SelfMetrics::instance();
+  self_metrics.requestStarted();
+  const auto began = std::chrono::steady_clock::now();
   server::HttpResponse response = route(request);
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::steady_clock::now() - began)
-                    .count();
-  spdlog::debug("{} {} {} {}us", request.method, request.target, response.status, micros);
+  self_metrics.requestFinished();
+  self_metrics.observeRequest(routeTemplate(request.target), response.status,
+                              std::chrono::steady_clock::now() - began);
   return response;
 }
 
@@ -108,6 +140,8 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
                      "the server does not allow this method on the requested resource",
                      Json::object());
     }
+    // Before the Accept check: scrapers ask for text formats.
+    if (parts.size() == 1 && parts[0] == "metrics") return metricsResponse();
     if (!acceptsJson(request.header("Accept"))) {
       throw ApiError(406, "NotAcceptable",
                      "only the following media types are accepted: application/json");

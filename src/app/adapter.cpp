@@ -1,13 +1,14 @@
 #include "metrics_adapter/app/adapter.h"
 
 #include <pthread.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <csignal>
 
 #include "app/auth_setup.h"
+#include "app/config_reloader.h"
+#include "app/logging.h"
 #include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/config/config.h"
@@ -15,6 +16,7 @@
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 
 #ifndef MA_VERSION
 #define MA_VERSION "dev"
@@ -23,12 +25,14 @@
 namespace metrics_adapter::app {
 namespace {
 
-// Blocks SIGINT/SIGTERM in every thread (threads inherit the mask) and returns the set to wait on.
-sigset_t blockStopSignals() {
+// Blocks SIGINT/SIGTERM (stop) and SIGHUP (reload the config) in every thread (threads inherit
+// the mask) and returns the set to wait on.
+sigset_t blockHandledSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -92,16 +96,6 @@ std::vector<kube::ResourceInfo> initialResources(kube::KubeApi* kube) {
   return kube::RestMapper::builtin().resources();
 }
 
-std::shared_ptr<const discovery::RuleSet> compileRuleSet(
-    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper) {
-  auto rule_set = std::make_shared<discovery::RuleSet>();
-  rule_set->mapper = std::move(mapper);
-  std::vector<std::string> warnings;
-  rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
-  for (const auto& warning : warnings) spdlog::warn("{}", warning);
-  return rule_set;
-}
-
 // Every connection is a descriptor: allow as many as the hard limit does (Go servers do the
 // same at start), so max-connections, not the default soft limit of 1024, is what bounds them.
 void raiseOpenFileLimit() {
@@ -114,23 +108,12 @@ void raiseOpenFileLimit() {
 
 }  // namespace
 
-void configureLogging(int verbosity) {
-  auto logger = spdlog::stderr_color_mt("metrics-adapter");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%L%$ %v");
-  if (verbosity >= 8) {
-    spdlog::set_level(spdlog::level::trace);
-  } else if (verbosity >= 6) {
-    spdlog::set_level(spdlog::level::debug);
-  } else {
-    spdlog::set_level(spdlog::level::info);
-  }
-}
-
 int runAdapter(const AdapterOptions& options) {
-  sigset_t stop_signals = blockStopSignals();
+  configureLogging(options.verbosity, options.log_format);
+  sigset_t handled_signals = blockHandledSignals();
   raiseOpenFileLimit();
 
+  std::optional<FileIdentity> loaded_identity = fileIdentity(options.config_file);
   config::AdapterConfig config;
   try {
     config = config::loadConfigFile(options.config_file);
@@ -163,13 +146,21 @@ int runAdapter(const AdapterOptions& options) {
                config.rules.size() + config.external_rules.size(), options.config_file);
 
   auto relister = std::make_shared<discovery::Relister>(rule_set, prometheus, options.relist);
+  auto state =
+      std::make_shared<ConfigState>(std::move(config), rule_set->mapper,
+                                    [relister](std::shared_ptr<const discovery::RuleSet> rules) {
+                                      relister->setRuleSet(std::move(rules));
+                                    });
+  ConfigReloader reloader(
+      options.config_file, loaded_identity, state, options.config_check_interval,
+      [](bool success) { telemetry::SelfMetrics::instance().countConfigReload(success); });
   std::unique_ptr<RestMappingRefresher> refresher;
   if (kube) {
     refresher = std::make_unique<RestMappingRefresher>(
         kube, options.discovery_interval, resources,
-        [relister, config](std::shared_ptr<const kube::RestMapper> mapper) {
+        [state](std::shared_ptr<const kube::RestMapper> mapper) {
           try {
-            relister->setRuleSet(compileRuleSet(config, std::move(mapper)));
+            state->replaceMapper(std::move(mapper));
           } catch (const config::ConfigError& e) {
             spdlog::error("rules not updated for the new REST mapping: {}", e.what());
           }
@@ -196,10 +187,19 @@ int runAdapter(const AdapterOptions& options) {
 
   std::shared_ptr<const AuthFilter> filter = auth ? auth->filter : nullptr;
   server::HttpsServer server(options.server, [filter, router](const server::HttpRequest& request) {
-    if (filter) {
-      if (auto refused = filter->check(request)) return *refused;
-    }
-    return router->handle(request);
+    auto began = std::chrono::steady_clock::now();
+    std::optional<server::HttpResponse> refused;
+    AccessEntry entry;
+    if (filter) refused = filter->check(request, &entry.user);
+    server::HttpResponse response = refused ? std::move(*refused) : router->handle(request);
+    entry.verb = request.method;
+    entry.target = request.target;
+    entry.code = response.status;
+    entry.latency = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - began);
+    entry.remote = request.remote_address;
+    logAccess(entry);
+    return response;
   });
   try {
     server.start();
@@ -207,17 +207,25 @@ int runAdapter(const AdapterOptions& options) {
     spdlog::critical("cannot start the HTTPS server: {}", e.what());
     return 1;
   }
+  telemetry::SelfMetrics::instance().setBuildInfo(MA_VERSION);
   relister->start();
   if (refresher) refresher->start();
+  reloader.start();
   spdlog::info(
       "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
       "https://{}:{} from {}",
       MA_VERSION, options.server.bind_address, server.port(), options.prometheus.url);
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&handled_signals, &signal_number) != 0 || signal_number == SIGHUP) {
+    if (signal_number == SIGHUP) {
+      spdlog::info("received SIGHUP, reloading {}", options.config_file);
+      reloader.reloadNow();
+    }
+  }
   spdlog::info("received signal {}, shutting down", signal_number);
   server.stop(std::chrono::seconds(10));
+  reloader.stop();
   if (refresher) refresher->stop();
   if (auth && auth->config_refresh) auth->config_refresh->stop();
   relister->stop();

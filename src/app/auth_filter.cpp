@@ -25,9 +25,11 @@ AuthFilter::AuthFilter(std::shared_ptr<auth::Authenticator> authenticator,
                        std::shared_ptr<auth::Authorizer> authorizer)
     : authenticator_(std::move(authenticator)), authorizer_(std::move(authorizer)) {}
 
-std::optional<server::HttpResponse> AuthFilter::check(const server::HttpRequest& request) const {
+std::optional<server::HttpResponse> AuthFilter::check(const server::HttpRequest& request,
+                                                      std::string* user_name) const {
   using AuthnOutcome = auth::AuthenticationResult::Outcome;
   auto identity = authenticator_->authenticate(request);
+  if (user_name) *user_name = identity.user.name;
   if (identity.outcome == AuthnOutcome::kRejected) {
     spdlog::info("{} {}: authentication failed: {}", request.method, request.target,
                  identity.reason);

@@ -16,7 +16,9 @@ class AuthFilter {
   AuthFilter(std::shared_ptr<auth::Authenticator> authenticator,
              std::shared_ptr<auth::Authorizer> authorizer);
 
-  std::optional<server::HttpResponse> check(const server::HttpRequest& request) const;
+  // `user_name`, when given, receives who the caller turned out to be (for the access log).
+  std::optional<server::HttpResponse> check(const server::HttpRequest& request,
+                                            std::string* user_name = nullptr) const;
 
  private:
   std::shared_ptr<auth::Authenticator> authenticator_;

@@ -233,9 +233,17 @@ const std::map<std::string, Flag>& flagTable() {
           o.server.request_timeout = parseSeconds(v);
         }}},
       {"v",
-       {"log verbosity: 0-5 info, 6-7 debug (one line per request), 8+ trace", false,
+       {"log verbosity: 0-5 info, 6-7 debug (one access-log line per request), 8+ trace", false,
         [](AdapterOptions& o, const std::string& v) {
           o.verbosity = static_cast<int>(parseInteger("v", v, 0, 100));
+        }}},
+      {"log-format",
+       {"text (default) or json: one JSON object per line with ts, level, msg", false,
+        [](AdapterOptions& o, const std::string& v) {
+          if (v != "text" && v != "json") {
+            throw FlagError("--log-format: must be text or json, not \"" + v + "\"");
+          }
+          o.log_format = v == "json" ? LogFormat::kJson : LogFormat::kText;
         }}},
       {"logtostderr",
        {"accepted for compatibility; logs always go to stderr", true,

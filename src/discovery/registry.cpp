@@ -6,22 +6,6 @@
 namespace metrics_adapter::discovery {
 namespace {
 
-std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // Names close enough to be a typo of `metric`, or containing it (or contained in it), best first.
 std::vector<std::string> closestNames(std::string_view metric, const std::set<std::string>& names,
                                       std::size_t limit) {
@@ -41,6 +25,22 @@ std::vector<std::string> closestNames(std::string_view metric, const std::set<st
 }
 
 }  // namespace
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
 
 RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set)
     : rule_set_(std::move(rule_set)) {}

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "discovery/findings_builder.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::discovery {
 
@@ -88,6 +89,7 @@ void Relister::relistOnce() {
   std::vector<std::pair<std::string, QueryOutcome>> outcomes;
   for (auto& [query, future] : calls) outcomes.emplace_back(query, future.get());
 
+  auto& self_metrics = telemetry::SelfMetrics::instance();
   std::size_t failed = 0;
   std::lock_guard lock(mutex_);
   for (auto& [query, outcome] : outcomes) {
@@ -96,8 +98,10 @@ void Relister::relistOnce() {
       ++failed;
       spdlog::warn("relist: seriesQuery {} failed, keeping its last good result: {}", query,
                    outcome.error);
+      for (std::size_t index : rules_by_query[query]) self_metrics.countRuleError(rules[index]->id);
     }
   }
+  self_metrics.observeRelist(std::chrono::steady_clock::now() - began, failed);
   if (rule_set != rule_set_) {
     spdlog::debug("relist: the rules changed during the run; its results are dropped");
     return;  // setRuleSet asked for another run
@@ -110,6 +114,15 @@ void Relister::relistOnce() {
     }
   }
   snapshot_ = std::make_shared<const RegistrySnapshot>(rule_set_, findings_);
+  std::vector<std::string> rule_ids;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    rule_ids.push_back(rules[i]->id);
+    if (findings_[i]) {
+      self_metrics.setRuleDiscovery(rules[i]->id, findings_[i]->series_seen,
+                                    findings_[i]->metrics.size());
+    }
+  }
+  self_metrics.keepRules(rule_ids);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - began);
   spdlog::info("relist: {} series queries ({} failed) in {} ms; serving {} custom metrics",

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "metrics_adapter/telemetry/self_metrics.h"
+
 namespace metrics_adapter::kube {
 namespace {
 
@@ -90,6 +92,7 @@ std::vector<std::string> CachedObjectLister::listNames(const ResourceInfo& resou
       if (it != entries_.end() && it->second.objects &&
           now_() - it->second.fetched_at < options_.ttl) {
         ++stats_.hits;
+        telemetry::SelfMetrics::instance().countObjectCache(true);
         objects = it->second.objects;
         break;
       }
@@ -98,6 +101,7 @@ std::vector<std::string> CachedObjectLister::listNames(const ResourceInfo& resou
         continue;
       }
       ++stats_.misses;
+      telemetry::SelfMetrics::instance().countObjectCache(false);
       ++stats_.list_calls;
       evictIfFull();
       entries_[key].loading = true;

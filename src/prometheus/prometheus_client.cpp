@@ -14,6 +14,7 @@
 #include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
 #include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 #include "prometheus/bearer_token_file.h"
 #include "prometheus/body_stream_buf.h"
 #include "prometheus/request_builder.h"
@@ -105,20 +106,26 @@ std::exception_ptr callError(const net::CallFailure& failure, const std::string&
                                                  "Prometheus answer broke off: " + failure.cause));
 }
 
-const char* kindName(PrometheusError::Kind kind) {
+// The outcome label of metrics_adapter_prometheus_requests_total for a failed call.
+const char* outcomeLabel(PrometheusError::Kind kind) {
   switch (kind) {
     case PrometheusError::Kind::kUnreachable:
       return "unreachable";
     case PrometheusError::Kind::kTimeout:
       return "timeout";
     case PrometheusError::Kind::kHttpStatus:
-      return "http status";
+      return "http_error";
     case PrometheusError::Kind::kApiError:
-      return "api error";
+      return "api_error";
     case PrometheusError::Kind::kBadResponse:
-      return "bad response";
+      return "bad_response";
   }
-  return "error";
+  return "bad_response";
+}
+
+// "/api/v1/series" -> "series": the endpoint label of the self-metrics.
+std::string_view endpointLabel(std::string_view endpoint) {
+  return endpoint.substr(endpoint.rfind('/') + 1);
 }
 
 }  // namespace
@@ -191,6 +198,10 @@ struct PrometheusClient::Impl {
         buildRequest(base, endpoint, params, verb, options.post_threshold_bytes);
     const std::string path = base.path_prefix + std::string(endpoint);
     const char* method = spec.verb == Verb::kPost ? "POST" : "GET";
+    const auto observe = [&](std::string_view outcome) {
+      telemetry::SelfMetrics::instance().observePrometheusCall(
+          endpointLabel(endpoint), outcome, std::chrono::steady_clock::now() - started);
+    };
     const auto elapsed_ms = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::steady_clock::now() - started)
@@ -203,11 +214,13 @@ struct PrometheusClient::Impl {
                                }};
       HttpCall call(*http, makeRequest(spec), std::move(context));
       auto result = handle(call);
+      observe("success");
       spdlog::debug("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
       return result;
     } catch (const PrometheusError& e) {
+      observe(outcomeLabel(e.kind()));
       spdlog::debug("prometheus {} {}: {} (status {}) after {} ms", method, path,
-                    kindName(e.kind()), e.httpStatus(), elapsed_ms());
+                    outcomeLabel(e.kind()), e.httpStatus(), elapsed_ms());
       throw;
     } catch (...) {
       spdlog::debug("prometheus {} {}: abandoned after {} ms", method, path, elapsed_ms());

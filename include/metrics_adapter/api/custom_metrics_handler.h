@@ -15,6 +15,15 @@ namespace metrics_adapter::api {
 
 using SnapshotSource = std::function<std::shared_ptr<const discovery::RegistrySnapshot>()>;
 
+// What one metric request did, for `metrics-adapter explain`: filled as far as the request got.
+struct QueryTrace {
+  std::string rule_id;   // the rule serving the metric
+  std::string series;    // the Prometheus series behind the metric name
+  std::string promql;    // the rendered metricsQuery
+  bool queried = false;  // true once Prometheus answered; `result` is then its raw answer
+  prometheus::QueryResult result;
+};
+
 struct CustomMetricsOptions {
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
 };
@@ -28,8 +37,9 @@ class CustomMetricsHandler {
                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
                        std::shared_ptr<kube::ObjectLister> lister, CustomMetricsOptions options);
 
-  // The MetricValueList for `request` in its version's shape. Throws ApiError.
-  Json handle(const CustomMetricRequest& request) const;
+  // The MetricValueList for `request` in its version's shape. Throws ApiError. When `trace` is
+  // given it receives the rule, the PromQL and Prometheus' answer, also when handle() throws.
+  Json handle(const CustomMetricRequest& request, QueryTrace* trace = nullptr) const;
 
  private:
   SnapshotSource snapshots_;

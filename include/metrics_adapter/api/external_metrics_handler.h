@@ -40,7 +40,9 @@ class ExternalMetricsHandler {
   // One item per sample of the query's answer (sorted by labels; NaN, ±Inf and DCGM blanks
   // skipped), or one unlabelled item for a scalar. Throws ApiError: 404 unknown metric, 400 bad
   // selector, 503 Prometheus unreachable, 500 Prometheus or rule failure.
-  Json handle(const ExternalMetricRequest& request) const;
+  // When `trace` is given it receives the rule, the PromQL and Prometheus' answer, also when
+  // handle() throws.
+  Json handle(const ExternalMetricRequest& request, QueryTrace* trace = nullptr) const;
 
  private:
   SnapshotSource snapshots_;

@@ -5,11 +5,16 @@
 namespace metrics_adapter::app {
 
 // Loads the config, starts discovery and the HTTPS server, and serves until SIGINT/SIGTERM.
-// Returns the process exit code: 0 after a clean stop, 1 when the config or a flag value is
-// unusable (the reason is logged naming the file/flag).
+// The config file is reloaded when it changes and on SIGHUP; an invalid new config is logged and
+// the last good one keeps serving. Logging is (re)configured from the options first. Returns the
+// process exit code: 0 after a clean stop, 1 when the config or a flag value is unusable (the
+// reason is logged naming the file/flag).
 int runAdapter(const AdapterOptions& options);
 
-// Sets up spdlog on stderr with a level derived from --v.
+// Sets up spdlog on stderr with a level derived from --v (0-5 info, 6-7 debug, 8+ trace), as
+// text lines. Idempotent.
 void configureLogging(int verbosity);
+// The same with --log-format; LogFormat::kJson writes one JSON object per line.
+void configureLogging(int verbosity, LogFormat format);
 
 }  // namespace metrics_adapter::app

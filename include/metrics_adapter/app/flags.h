@@ -34,6 +34,9 @@ struct AuthOptions {
   std::chrono::milliseconds unauthorized_ttl{std::chrono::seconds(10)};
 };
 
+// --log-format: text lines, or one JSON object per line (ts, level, msg, and the fields).
+enum class LogFormat { kText, kJson };
+
 // Everything the command line decides.
 struct AdapterOptions {
   std::string config_file;
@@ -47,6 +50,9 @@ struct AdapterOptions {
   AuthOptions auth;
   server::ServerOptions server;
   int verbosity = 0;
+  LogFormat log_format = LogFormat::kText;
+  // How often the config file's identity (resolved path, inode, mtime, size) is checked.
+  std::chrono::milliseconds config_check_interval{std::chrono::seconds(2)};
   bool show_help = false;
   bool show_version = false;
 };

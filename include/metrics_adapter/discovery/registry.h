@@ -45,6 +45,9 @@ struct ExternalMetric {
   std::shared_ptr<const CompiledRule> rule;
 };
 
+// Levenshtein distance, for "did you mean" hints.
+std::size_t editDistance(std::string_view a, std::string_view b);
+
 // An immutable view of everything discovered; the request path reads it without locks.
 class RegistrySnapshot {
  public:

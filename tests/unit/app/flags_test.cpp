@@ -104,5 +104,17 @@ TEST(FlagsTest, HelpNeedsNoConfig) {
   EXPECT_NE(usage().find("--prometheus-url"), std::string::npos);
 }
 
+TEST(FlagsTest, LogFormatIsTextOrJson) {
+  EXPECT_EQ(parse({"--config=c"}).log_format, LogFormat::kText);  // issue 6: text by default
+  EXPECT_EQ(parse({"--config=c", "--log-format=json"}).log_format, LogFormat::kJson);
+  EXPECT_EQ(parse({"--config=c", "--log-format", "text"}).log_format, LogFormat::kText);
+  try {
+    parse({"--config=c", "--log-format=xml"});
+    ADD_FAILURE() << "--log-format=xml accepted";
+  } catch (const FlagError& error) {
+    EXPECT_NE(std::string(error.what()).find("--log-format"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace metrics_adapter::app

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrics_adapter::telemetry {
+
+// The adapter's own metrics, served at /metrics in the Prometheus text format. One instance per
+// process (like Go's default registry), so every module can record without wiring; every
+// function is thread-safe and cheap enough for the request path. Label values are bounded by
+// the callers (routes are templates, never raw paths; rule ids come from the config).
+class SelfMetrics {
+ public:
+  static SelfMetrics& instance();
+
+  // One API request: `route` is a template such as "custom_metric", "external_metric",
+  // "discovery", "health", "metrics", "other"; `code` the HTTP status.
+  void observeRequest(std::string_view route, int code, std::chrono::duration<double> latency);
+  void requestStarted();   // in-flight gauge +1
+  void requestFinished();  // in-flight gauge -1
+
+  // One Prometheus API call: endpoint "query" or "series"; outcome "success", "timeout",
+  // "unreachable", "http_error", "api_error" or "bad_response".
+  void observePrometheusCall(std::string_view endpoint, std::string_view outcome,
+                             std::chrono::duration<double> latency);
+
+  // One relist run, and what each rule found in it (rule = "rules[0]", "externalRules[1]").
+  void observeRelist(std::chrono::duration<double> duration, std::size_t failed_queries);
+  void setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics);
+  void countRuleError(std::string_view rule);  // the rule's seriesQuery failed
+  // Drops the series and metrics gauges of rules not named (those of a replaced config).
+  void keepRules(const std::vector<std::string>& rules);
+
+  // Object lister cache (wildcards with a labelSelector).
+  void countObjectCache(bool hit);
+
+  // Config reloads (file change or SIGHUP): success swapped the rules in, failure kept the old.
+  void countConfigReload(bool success);
+
+  void setBuildInfo(std::string_view version);
+
+  // The text exposition format 0.0.4 of every metric.
+  std::string exposition() const;
+
+ private:
+  SelfMetrics();
+  struct Impl;
+  Impl* impl_;  // lives as long as the process
+};
+
+}  // namespace metrics_adapter::telemetry

@@ -1,0 +1,422 @@
+#include "app/explain.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <tuple>
+
+#include "app/check_config.h"
+#include "metrics_adapter/api/custom_metrics_handler.h"
+#include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/config/config.h"
+#include "metrics_adapter/prometheus/prometheus_client.h"
+
+namespace metrics_adapter::app {
+namespace {
+
+constexpr std::size_t kClosestNames = 5;
+constexpr std::size_t kListedSeries = 5;
+
+struct ExplainOptions {
+  std::string config_file;
+  prometheus::PrometheusClientOptions prometheus;
+  std::string metric;
+  std::string resource = "pods";
+  std::string namespace_name;
+  std::string name;
+  std::string selector;
+  std::string metric_selector;
+  bool external = false;
+  std::string version = "v1beta2";
+  std::chrono::milliseconds max_age{std::chrono::minutes(2)};
+};
+
+const char* kUsage =
+    "usage: metrics-adapter explain --config FILE --prometheus-url URL --metric NAME\n"
+    "         [--resource pods] [--namespace NS] [--name N | --selector S]\n"
+    "         [--metric-selector S] [--external] [--version v1beta1|v1beta2]\n"
+    "         [--metrics-max-age 2m] [--prometheus-token-file F] [--prometheus-header k=v]\n"
+    "         [--prometheus-ca-file F]\n";
+
+ExplainOptions parseExplainFlags(std::span<const std::string> args) {
+  ExplainOptions options;
+  bool have_url = false;
+  const std::map<std::string, std::string ExplainOptions::*> strings = {
+      {"config", &ExplainOptions::config_file},
+      {"metric", &ExplainOptions::metric},
+      {"resource", &ExplainOptions::resource},
+      {"namespace", &ExplainOptions::namespace_name},
+      {"name", &ExplainOptions::name},
+      {"selector", &ExplainOptions::selector},
+      {"metric-selector", &ExplainOptions::metric_selector},
+      {"version", &ExplainOptions::version}};
+  for (const auto& [name, value] : splitFlags(args, {"external"})) {
+    if (auto field = strings.find(name); field != strings.end()) {
+      options.*(field->second) = value;
+    } else if (name == "external") {
+      options.external = value == "true";
+    } else if (name == "metrics-max-age") {
+      options.max_age = parseGoDuration(value);
+    } else if (!name.empty() && applyPrometheusFlag(name, value, options.prometheus)) {
+      have_url = have_url || name == "prometheus-url";
+    } else {
+      throw FlagError(name.empty() ? "unexpected argument \"" + value + "\""
+                                   : "unknown flag --" + name);
+    }
+  }
+  if (options.config_file.empty()) throw FlagError("--config is required");
+  if (!have_url) throw FlagError("--prometheus-url is required");
+  if (options.metric.empty()) throw FlagError("--metric is required");
+  if (options.version != "v1beta1" && options.version != "v1beta2") {
+    throw FlagError("--version: must be v1beta1 or v1beta2");
+  }
+  if (!options.name.empty() && !options.selector.empty()) {
+    throw FlagError("give --name or --selector, not both");
+  }
+  return options;
+}
+
+std::string quote(const std::string& text) { return promql::quoteGoString(text); }
+
+void printRule(std::ostream& out, const discovery::CompiledRule& rule) {
+  const config::DiscoveryRule& source = rule.source;
+  out << "  seriesQuery: " << source.series_query << "\n";
+  for (const auto& filter : source.series_filters) {
+    out << "  seriesFilters: " << (filter.is ? "is " : "isNot ") << quote(filter.pattern) << "\n";
+  }
+  out << "  name: matches " << quote(source.name.matches.empty() ? ".*" : source.name.matches);
+  if (!source.name.as.empty()) out << " as " << quote(source.name.as);
+  out << "\n";
+  if (!source.resources.overrides.empty()) {
+    out << "  resources.overrides:";
+    for (const auto& [label, ref] : source.resources.overrides) {
+      out << " " << label << "->" << (ref.group.empty() ? "" : ref.group + "/") << ref.resource;
+    }
+    out << "\n";
+  }
+  if (!source.resources.template_text.empty()) {
+    out << "  resources.template: " << source.resources.template_text << "\n";
+  }
+  out << "  metricsQuery: " << source.metrics_query << "\n";
+}
+
+// The shortest text that reads back as `value` ("37", "0.1", "NaN").
+std::string formatValue(double value) {
+  char buffer[64];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return error == std::errc() ? std::string(buffer, end) : "?";
+}
+
+void printSamples(std::ostream& out, const api::QueryTrace& trace) {
+  if (!trace.queried) {
+    out << "Prometheus: not queried\n";
+    return;
+  }
+  out << "Prometheus answered " << trace.result.samples.size() << " sample(s):\n";
+  for (const auto& sample : trace.result.samples) {
+    out << "  {";
+    bool first = true;
+    for (const auto& [label, value] : sample.labels) {
+      out << (first ? "" : ", ") << label << "=" << quote(value);
+      first = false;
+    }
+    out << "} " << formatValue(sample.value) << " @ " << api::formatTimestamp(sample.timestamp)
+        << "\n";
+  }
+  for (const auto& warning : trace.result.warnings) out << "  warning: " << warning << "\n";
+}
+
+// Runs one handler call and prints its PromQL, the samples and the API answer; the exit code
+// is 0 when the request would succeed, 2 when it would fail.
+template <typename Handle>
+int printOutcome(std::ostream& out, bool known_metric, Handle handle) {
+  api::QueryTrace trace;
+  try {
+    api::Json answer = handle(&trace);
+    if (!trace.promql.empty()) out << "PromQL: " << trace.promql << "\n";
+    printSamples(out, trace);
+    out << "API answer (200):\n" << answer.dump(2) << "\n";
+    return 0;
+  } catch (const api::ApiError& e) {
+    if (!trace.promql.empty()) out << "PromQL: " << trace.promql << "\n";
+    if (known_metric) printSamples(out, trace);
+    out << "API answer (" << e.code() << " " << e.reason() << "):\n"
+        << api::statusObject(e.code(), e.reason(), e.what(), e.details()).dump(2) << "\n";
+    return 2;
+  }
+}
+
+std::string requestPath(const ExplainOptions& options, const api::CustomMetricRequest& request) {
+  std::string path = "/apis/custom.metrics.k8s.io/" + request.version + "/";
+  if (!request.namespace_name.empty()) path += "namespaces/" + request.namespace_name + "/";
+  path += request.resource + "/" + request.name + "/" + request.metric;
+  std::string query;
+  if (!options.selector.empty()) query += "labelSelector=" + options.selector;
+  if (!request.metric_label_selector.empty()) {
+    query += (query.empty() ? "" : "&") + std::string("metricLabelSelector=") +
+             request.metric_label_selector;
+  }
+  return query.empty() ? path : path + "?" + query;
+}
+
+api::CustomMetricRequest customRequest(const ExplainOptions& options,
+                                       const kube::RestMapper& mapper) {
+  api::CustomMetricRequest request;
+  request.version = options.version;
+  request.resource = options.resource;
+  request.metric = options.metric;
+  request.metric_label_selector = options.metric_selector;
+  request.name = options.name.empty() ? "*" : options.name;
+  request.namespace_name = options.namespace_name;
+  auto resource = mapper.parseGroupResource(options.resource);
+  if (resource && resource->groupResource() == "namespaces") {
+    // The namespace's own metric: /namespaces/<ns>/metrics/<metric> names the namespace.
+    request.resource = "namespaces";
+    request.name = options.name.empty() ? options.namespace_name : options.name;
+    request.namespace_name = "";
+  } else if (resource && !resource->namespaced) {
+    request.namespace_name = "";
+  }
+  return request;
+}
+
+// Everything explain can say about a metric no rule serves for the request.
+void explainMiss(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
+                 const std::string& group_resource) {
+  const auto kind =
+      options.external ? discovery::RuleKind::kExternal : discovery::RuleKind::kCustom;
+  MissFacts facts;
+  std::vector<std::string> served_names;
+  std::set<std::string> other_resources;
+  if (options.external) {
+    for (const auto& metric : run.snapshot->externalMetrics())
+      served_names.push_back(metric.metric);
+  } else {
+    for (const auto& metric : run.snapshot->customMetrics()) {
+      served_names.push_back(metric.metric);
+      if (metric.metric == options.metric) other_resources.insert(metric.resource.groupResource());
+    }
+  }
+  facts.other_resources.assign(other_resources.begin(), other_resources.end());
+
+  std::set<std::string> queries_seen;
+  std::map<std::string, bool> related;  // series named like the metric -> some rule took it
+  for (const auto& rule : run.rule_set->rules) {
+    if (rule->kind != kind) continue;
+    auto catalog = run.series.find(rule->source.series_query);
+    if (catalog == run.series.end()) continue;
+    if (queries_seen.insert(rule->source.series_query).second) {
+      facts.series_seen += catalog->second.size();
+    }
+    for (const auto& [series, labels] : catalog->second) {
+      if (!seriesNamedLike(series, options.metric)) continue;
+      auto name = rule->namer.metricName(series);
+      related[series] = related[series] || (name && !name->empty());
+    }
+  }
+  std::vector<std::string> rejected;
+  for (const auto& [series, accepted] : related) {
+    if (accepted) {
+      ++facts.related_series_accepted;
+    } else {
+      ++facts.related_series_rejected;
+      rejected.push_back(series);
+    }
+  }
+
+  const std::string target = options.external ? "external metrics" : group_resource;
+  out << "no rule serves " << options.metric << " for " << target << "\n";
+  out << "reason: ";
+  switch (classifyMiss(facts)) {
+    case MissReason::kOtherResource: {
+      out << "the metric exists, but not for " << group_resource << "; it exists for:";
+      for (const auto& resource : facts.other_resources) out << " " << resource;
+      out << "\n";
+      for (const auto& metric : run.snapshot->customMetrics()) {
+        if (metric.metric != options.metric) continue;
+        out << "  " << metric.rule->id << " (series " << metric.series_name << ") maps "
+            << metric.resource.groupResource() << " from label "
+            << metric.rule->resources.labelForResource(metric.resource).value_or("?") << "\n";
+      }
+      out << "  the rule's resources must map a label of the series to " << group_resource
+          << ", and the series must carry that label\n";
+      break;
+    }
+    case MissReason::kNoSeries:
+      out << "no series at all: no rule's seriesQuery returned a series seen in the last "
+          << options.max_age.count() / 1000 << "s (metrics-max-age)\n";
+      break;
+    case MissReason::kFilteredOut:
+      out << "series named like " << options.metric
+          << " exist, but every rule's seriesFilters/name.matches reject them:";
+      for (std::size_t i = 0; i < rejected.size() && i < kListedSeries; ++i) {
+        out << " " << rejected[i];
+      }
+      out << "\n";
+      break;
+    case MissReason::kNoRuleNamesIt:
+      out << "no rule turns any series into the name " << options.metric << " (naming mismatch)\n";
+      break;
+  }
+  std::sort(served_names.begin(), served_names.end());
+  served_names.erase(std::unique(served_names.begin(), served_names.end()), served_names.end());
+  auto closest = closestNames(options.metric, served_names, kClosestNames);
+  out << "closest metric names:";
+  for (const auto& name : closest) out << " " << name;
+  out << (closest.empty() ? " (none)\n" : "\n");
+
+  out << "rules (" << (options.external ? "externalRules" : "rules") << "):\n";
+  for (std::size_t i = 0; i < run.rule_set->rules.size(); ++i) {
+    const auto& rule = *run.rule_set->rules[i];
+    if (rule.kind != kind) continue;
+    out << "  " << rule.id << ": seriesQuery " << rule.source.series_query << ", name.matches "
+        << quote(rule.source.name.matches.empty() ? ".*" : rule.source.name.matches);
+    if (!rule.source.name.as.empty()) out << " as " << quote(rule.source.name.as);
+    if (auto error = run.errors.find(rule.source.series_query); error != run.errors.end()) {
+      out << ": the series query failed: " << error->second << "\n";
+      continue;
+    }
+    const auto& findings = run.findings[i];
+    const std::size_t seen = findings ? findings->series_seen : 0;
+    out << ": " << seen << " series, " << (findings ? findings->metrics.size() : 0)
+        << " metric names";
+    if (seen == 0) out << " (no series within metrics-max-age)";
+    out << "\n";
+  }
+}
+
+int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
+                  const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
+  api::CustomMetricRequest request = customRequest(options, run.snapshot->mapper());
+  if (!options.selector.empty()) {
+    out << "note: --selector needs the Kubernetes API to list the selected objects; explain has "
+           "none, so it evaluates the request for every object in scope\n";
+  }
+  out << "request: GET " << requestPath(options, request) << "\n";
+  auto resource = run.snapshot->mapper().parseGroupResource(request.resource);
+  const std::string group_resource = resource ? resource->groupResource() : request.resource;
+  const discovery::CustomMetric* metric =
+      resource ? run.snapshot->findCustom(group_resource, options.metric) : nullptr;
+  if (metric) {
+    out << "rule: " << metric->rule->id << " serves " << group_resource << "/" << options.metric
+        << " from series " << metric->series_name << "\n";
+    printRule(out, *metric->rule);
+    if (resource) {
+      out << "  label for " << group_resource << ": "
+          << metric->rule->resources.labelForResource(*resource).value_or("(none)") << "\n";
+    }
+  } else if (resource) {
+    explainMiss(out, options, run, group_resource);
+  }
+
+  auto snapshot = run.snapshot;
+  api::CustomMetricsHandler handler([snapshot] { return snapshot; }, prometheus, nullptr, {});
+  return printOutcome(out, metric != nullptr,
+                      [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
+}
+
+int explainExternal(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
+                    const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
+  api::ExternalMetricRequest request{.namespace_name = options.namespace_name,
+                                     .metric = options.metric,
+                                     .label_selector = options.metric_selector.empty()
+                                                           ? options.selector
+                                                           : options.metric_selector};
+  out << "request: GET /apis/external.metrics.k8s.io/v1beta1/namespaces/" << request.namespace_name
+      << "/" << request.metric
+      << (request.label_selector.empty() ? "" : "?labelSelector=" + request.label_selector) << "\n";
+  const discovery::ExternalMetric* metric = run.snapshot->findExternal(options.metric);
+  if (metric) {
+    out << "rule: " << metric->rule->id << " serves " << options.metric << " from series "
+        << metric->series_name << "\n";
+    printRule(out, *metric->rule);
+  } else {
+    explainMiss(out, options, run, "");
+  }
+  auto snapshot = run.snapshot;
+  api::ExternalMetricsHandler handler([snapshot] { return snapshot; }, prometheus, {});
+  return printOutcome(out, metric != nullptr,
+                      [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
+}
+
+}  // namespace
+
+MissReason classifyMiss(const MissFacts& facts) {
+  if (!facts.other_resources.empty()) return MissReason::kOtherResource;
+  if (facts.series_seen == 0) return MissReason::kNoSeries;
+  if (facts.related_series_rejected > 0 && facts.related_series_accepted == 0) {
+    return MissReason::kFilteredOut;
+  }
+  return MissReason::kNoRuleNamesIt;
+}
+
+bool seriesNamedLike(std::string_view series_name, std::string_view metric) {
+  return !metric.empty() && series_name.find(metric) != std::string_view::npos;
+}
+
+std::vector<std::string> closestNames(std::string_view metric,
+                                      const std::vector<std::string>& names, std::size_t limit) {
+  std::vector<std::tuple<bool, std::size_t, std::string>> scored;
+  for (const auto& name : names) {
+    const bool contains = !metric.empty() && (name.find(metric) != std::string::npos ||
+                                              metric.find(name) != std::string_view::npos);
+    scored.emplace_back(!contains, discovery::editDistance(metric, name), name);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) {
+    result.push_back(std::get<2>(scored[i]));
+  }
+  return result;
+}
+
+int runExplain(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  ExplainOptions options;
+  try {
+    options = parseExplainFlags(args);
+  } catch (const FlagError& e) {
+    err << "explain: " << e.what() << "\n" << kUsage;
+    return 1;
+  }
+  config::AdapterConfig config;
+  std::shared_ptr<const discovery::RuleSet> rule_set;
+  std::vector<std::string> warnings;
+  try {
+    config = config::loadConfigFile(options.config_file);
+    rule_set = compileOffline(config, &warnings);
+  } catch (const config::ConfigError& e) {
+    err << "invalid configuration: " << e.what() << "\n";
+    return 1;
+  }
+  std::shared_ptr<prometheus::PrometheusApi> prometheus;
+  try {
+    prometheus = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+  } catch (const std::invalid_argument& e) {
+    err << "explain: " << e.what() << "\n";
+    return 1;
+  }
+  out << "config: " << options.config_file << " (" << config.rules.size() << " rules, "
+      << config.external_rules.size() << " externalRules)\n";
+  for (const auto& warning : warnings) out << "warning: " << warning << "\n";
+
+  std::map<std::string, std::string> errors;
+  auto series = fetchSeries(*prometheus, *rule_set, options.max_age, &errors);
+  DiscoveryRun run = discover(rule_set, std::move(series), std::move(errors));
+  out << "relist: " << run.series.size() + run.errors.size() << " series queries";
+  if (!run.errors.empty()) out << ", " << run.errors.size() << " failed";
+  out << "; serving " << run.snapshot->customMetrics().size() << " custom and "
+      << run.snapshot->externalMetrics().size() << " external metrics\n";
+  for (const auto& [query, error] : run.errors) {
+    out << "  seriesQuery " << query << " failed: " << error << "\n";
+  }
+  const int code = options.external ? explainExternal(out, options, run, prometheus)
+                                    : explainCustom(out, options, run, prometheus);
+  out << (code == 0 ? "result: the request would succeed\n" : "result: the request would fail\n");
+  return code;
+}
+
+}  // namespace metrics_adapter::app

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrics_adapter::app {
+
+// Why no rule serves a metric, in the order explain checks them.
+enum class MissReason {
+  kOtherResource,  // the name is served, but not for the requested resource
+  kNoSeries,       // no rule's seriesQuery returned a series within max-age
+  kFilteredOut,    // series with that name exist, every rule's filters/name.matches reject them
+  kNoRuleNamesIt,  // series exist, but no rule turns any of them into that name
+};
+
+// What explain observed about a metric no rule serves.
+struct MissFacts {
+  std::vector<std::string> other_resources;  // resources the name is served for
+  std::size_t series_seen = 0;               // series the rules' seriesQueries returned
+  std::size_t related_series_rejected = 0;   // series named like the metric that no rule took
+  std::size_t related_series_accepted = 0;   // series named like the metric some rule took
+};
+
+MissReason classifyMiss(const MissFacts& facts);
+
+// True when a series name is "named like" `metric`: equal, or containing it (upstream rules
+// usually strip a prefix or a _total suffix).
+bool seriesNamedLike(std::string_view series_name, std::string_view metric);
+
+// The `limit` names of `names` closest to `metric` by edit distance (names containing it
+// first), best first, ties by name.
+std::vector<std::string> closestNames(std::string_view metric,
+                                      const std::vector<std::string>& names, std::size_t limit);
+
+// `metrics-adapter explain ...`; `args` are the words after "explain". Returns the exit code:
+// 0 when the request would succeed, 2 when it would fail, 1 for bad flags or config.
+int runExplain(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+
+}  // namespace metrics_adapter::app

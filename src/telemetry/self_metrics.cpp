@@ -1,0 +1,202 @@
+#include "metrics_adapter/telemetry/self_metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace metrics_adapter::telemetry {
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+
+// API answers range from a cached discovery document (well under 1 ms) to a PromQL query
+// that runs into the client timeout (seconds).
+const Histogram::BucketBoundaries kRequestBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                     0.25,  0.5,    1,     2.5,  5,     10};
+// A relist is one /api/v1/series call per distinct seriesQuery, run in parallel; large
+// clusters take tens of seconds.
+const Histogram::BucketBoundaries kRelistBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,  2.5,
+                                                    5,    10,   20,  30,   60,  120};
+
+std::string text(std::string_view value) { return std::string(value); }
+
+}  // namespace
+
+struct SelfMetrics::Impl {
+  prometheus::Registry registry;
+
+  Family<Counter>& requests = prometheus::BuildCounter()
+                                  .Name("metrics_adapter_requests_total")
+                                  .Help("API requests by route template and HTTP status code.")
+                                  .Register(registry);
+  Family<Histogram>& request_duration =
+      prometheus::BuildHistogram()
+          .Name("metrics_adapter_request_duration_seconds")
+          .Help("Time to answer an API request, by route template.")
+          .Register(registry);
+  Gauge& in_flight = prometheus::BuildGauge()
+                         .Name("metrics_adapter_requests_in_flight")
+                         .Help("API requests being answered right now.")
+                         .Register(registry)
+                         .Add({});
+  Family<Counter>& prometheus_requests =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_prometheus_requests_total")
+          .Help("Calls to the Prometheus HTTP API by endpoint and outcome.")
+          .Register(registry);
+  Family<Histogram>& prometheus_duration =
+      prometheus::BuildHistogram()
+          .Name("metrics_adapter_prometheus_request_duration_seconds")
+          .Help("Duration of calls to the Prometheus HTTP API, by endpoint.")
+          .Register(registry);
+  Histogram& relist_duration = prometheus::BuildHistogram()
+                                   .Name("metrics_adapter_relist_duration_seconds")
+                                   .Help("Duration of one rediscovery of every rule's series.")
+                                   .Register(registry)
+                                   .Add({}, kRelistBuckets);
+  Gauge& relist_failed = prometheus::BuildGauge()
+                             .Name("metrics_adapter_relist_failed_queries")
+                             .Help("seriesQuery calls that failed in the last relist.")
+                             .Register(registry)
+                             .Add({});
+  Family<Gauge>& rule_series = prometheus::BuildGauge()
+                                   .Name("metrics_adapter_rule_series")
+                                   .Help("Series a rule's seriesQuery returned in its last run.")
+                                   .Register(registry);
+  Family<Gauge>& rule_metrics = prometheus::BuildGauge()
+                                    .Name("metrics_adapter_rule_metrics")
+                                    .Help("Metrics a rule currently exposes.")
+                                    .Register(registry);
+  Family<Counter>& rule_errors = prometheus::BuildCounter()
+                                     .Name("metrics_adapter_rule_errors_total")
+                                     .Help("Relist runs in which a rule's seriesQuery failed.")
+                                     .Register(registry);
+  Family<Counter>& object_cache = prometheus::BuildCounter()
+                                      .Name("metrics_adapter_object_cache_requests_total")
+                                      .Help("Object lister cache lookups by result (hit or miss).")
+                                      .Register(registry);
+  Counter& cache_hits = object_cache.Add({{"result", "hit"}});
+  Counter& cache_misses = object_cache.Add({{"result", "miss"}});
+  Family<Counter>& reloads = prometheus::BuildCounter()
+                                 .Name("metrics_adapter_config_reloads_total")
+                                 .Help("Config reloads by result (success or failure).")
+                                 .Register(registry);
+  Counter& reload_successes = reloads.Add({{"result", "success"}});
+  Counter& reload_failures = reloads.Add({{"result", "failure"}});
+  Gauge& last_reload_success =
+      prometheus::BuildGauge()
+          .Name("metrics_adapter_config_last_reload_success_timestamp_seconds")
+          .Help("Unix time of the last config reload that was swapped in.")
+          .Register(registry)
+          .Add({});
+  Family<Gauge>& build_info = prometheus::BuildGauge()
+                                  .Name("metrics_adapter_build_info")
+                                  .Help("Always 1; the version label names the running build.")
+                                  .Register(registry);
+
+  std::mutex mutex;  // guards the label bookkeeping below, not the metric values
+  std::map<std::string, std::pair<Gauge*, Gauge*>, std::less<>> rules;
+  Gauge* build_info_gauge = nullptr;
+};
+
+SelfMetrics& SelfMetrics::instance() {
+  static SelfMetrics metrics;
+  return metrics;
+}
+
+SelfMetrics::SelfMetrics() : impl_(new Impl) {}
+
+void SelfMetrics::observeRequest(std::string_view route, int code,
+                                 std::chrono::duration<double> latency) {
+  impl_->requests.Add({{"route", text(route)}, {"code", std::to_string(code)}}).Increment();
+  impl_->request_duration.Add({{"route", text(route)}}, kRequestBuckets).Observe(latency.count());
+}
+
+void SelfMetrics::requestStarted() { impl_->in_flight.Increment(); }
+
+void SelfMetrics::requestFinished() { impl_->in_flight.Decrement(); }
+
+void SelfMetrics::observePrometheusCall(std::string_view endpoint, std::string_view outcome,
+                                        std::chrono::duration<double> latency) {
+  impl_->prometheus_requests.Add({{"endpoint", text(endpoint)}, {"outcome", text(outcome)}})
+      .Increment();
+  impl_->prometheus_duration.Add({{"endpoint", text(endpoint)}}, kRequestBuckets)
+      .Observe(latency.count());
+}
+
+void SelfMetrics::observeRelist(std::chrono::duration<double> duration,
+                                std::size_t failed_queries) {
+  impl_->relist_duration.Observe(duration.count());
+  impl_->relist_failed.Set(static_cast<double>(failed_queries));
+}
+
+void SelfMetrics::setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->rules.find(rule);
+  if (it == impl_->rules.end()) {
+    const prometheus::Labels labels{{"rule", text(rule)}};
+    it = impl_->rules
+             .emplace(text(rule),
+                      std::pair{&impl_->rule_series.Add(labels), &impl_->rule_metrics.Add(labels)})
+             .first;
+  }
+  it->second.first->Set(static_cast<double>(series));
+  it->second.second->Set(static_cast<double>(metrics));
+}
+
+void SelfMetrics::keepRules(const std::vector<std::string>& rules) {
+  std::set<std::string_view> kept(rules.begin(), rules.end());
+  std::lock_guard lock(impl_->mutex);
+  for (auto it = impl_->rules.begin(); it != impl_->rules.end();) {
+    if (kept.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    impl_->rule_series.Remove(it->second.first);
+    impl_->rule_metrics.Remove(it->second.second);
+    it = impl_->rules.erase(it);
+  }
+}
+
+void SelfMetrics::countRuleError(std::string_view rule) {
+  impl_->rule_errors.Add({{"rule", text(rule)}}).Increment();
+}
+
+void SelfMetrics::countObjectCache(bool hit) {
+  (hit ? impl_->cache_hits : impl_->cache_misses).Increment();
+}
+
+void SelfMetrics::countConfigReload(bool success) {
+  if (!success) {
+    impl_->reload_failures.Increment();
+    return;
+  }
+  impl_->reload_successes.Increment();
+  impl_->last_reload_success.SetToCurrentTime();
+}
+
+void SelfMetrics::setBuildInfo(std::string_view version) {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->build_info_gauge != nullptr) impl_->build_info.Remove(impl_->build_info_gauge);
+  impl_->build_info_gauge = &impl_->build_info.Add({{"version", text(version)}});
+  impl_->build_info_gauge->Set(1);
+}
+
+std::string SelfMetrics::exposition() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, impl_->registry.Collect());
+  return out.str();
+}
+
+}  // namespace metrics_adapter::telemetry

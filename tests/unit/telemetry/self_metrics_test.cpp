@@ -1,0 +1,226 @@
+#include "metrics_adapter/telemetry/self_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace metrics_adapter::telemetry {
+namespace {
+
+using std::chrono::duration;
+using Labels = std::map<std::string, std::string>;
+
+// One sample line of the text format: name{label="value",...} value.
+struct Sample {
+  std::string name;
+  Labels labels;
+  double value = 0;
+};
+
+std::optional<Sample> parseSample(const std::string& line) {
+  if (line.empty() || line[0] == '#') return std::nullopt;
+  Sample sample;
+  std::size_t pos = line.find_first_of("{ ");
+  if (pos == std::string::npos) return std::nullopt;
+  sample.name = line.substr(0, pos);
+  if (line[pos] == '{') {
+    ++pos;
+    while (pos < line.size() && line[pos] != '}') {
+      std::size_t eq = line.find("=\"", pos);
+      if (eq == std::string::npos) return std::nullopt;
+      std::string key = line.substr(pos, eq - pos);
+      std::size_t end = line.find('"', eq + 2);  // test values never hold quotes
+      if (end == std::string::npos) return std::nullopt;
+      sample.labels[key] = line.substr(eq + 2, end - eq - 2);
+      pos = end + 1;
+      if (pos < line.size() && line[pos] == ',') ++pos;
+    }
+    ++pos;
+  }
+  sample.value = std::stod(line.substr(pos));
+  return sample;
+}
+
+// The value of the sample with exactly this name and these labels, if the exposition has it.
+std::optional<double> valueOf(const std::string& exposition, const std::string& name,
+                              const Labels& labels) {
+  std::istringstream in(exposition);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto sample = parseSample(line);
+    if (sample && sample->name == name && sample->labels == labels) return sample->value;
+  }
+  return std::nullopt;
+}
+
+bool hasLine(const std::string& exposition, const std::string& wanted) {
+  std::istringstream in(exposition);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line == wanted) return true;
+  }
+  return false;
+}
+
+SelfMetrics& metrics() { return SelfMetrics::instance(); }
+
+// Each test uses label values of its own: the instance is shared by the whole process.
+
+TEST(SelfMetricsTest, RequestsAreCountedByRouteAndCodeAsACounter) {
+  metrics().observeRequest("test_counted", 200, duration<double>(0.002));
+  metrics().observeRequest("test_counted", 200, duration<double>(0.002));
+  metrics().observeRequest("test_counted", 404, duration<double>(0.002));
+  const std::string text = metrics().exposition();
+  EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_requests_total counter"));
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_requests_total",
+                         {{"route", "test_counted"}, {"code", "200"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_requests_total",
+                         {{"route", "test_counted"}, {"code", "404"}}));
+}
+
+TEST(SelfMetricsTest, RequestLatencyHistogramCountsEveryObservationInItsBuckets) {
+  metrics().observeRequest("test_latency", 200, duration<double>(0.0005));
+  metrics().observeRequest("test_latency", 500, duration<double>(0.3));
+  metrics().observeRequest("test_latency", 200, duration<double>(20));
+  const std::string text = metrics().exposition();
+  const std::string name = "metrics_adapter_request_duration_seconds";
+  EXPECT_TRUE(hasLine(text, "# TYPE " + name + " histogram"));
+  // Buckets are cumulative: 0.5 ms is under 1 ms, 0.3 s under 0.5 s, 20 s only under +Inf.
+  struct Case {
+    std::string le;
+    double count;
+  };
+  for (const Case& c :
+       {Case{"0.001", 1}, Case{"0.25", 1}, Case{"0.5", 2}, Case{"10", 2}, Case{"+Inf", 3}}) {
+    EXPECT_EQ(c.count, valueOf(text, name + "_bucket", {{"route", "test_latency"}, {"le", c.le}}))
+        << "le=" << c.le;
+  }
+  EXPECT_EQ(3.0, valueOf(text, name + "_count", {{"route", "test_latency"}}));
+  auto sum = valueOf(text, name + "_sum", {{"route", "test_latency"}});
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_DOUBLE_EQ(20.3005, *sum);
+}
+
+TEST(SelfMetricsTest, InFlightGaugeFollowsStartsAndFinishes) {
+  const auto before = valueOf(metrics().exposition(), "metrics_adapter_requests_in_flight", {});
+  ASSERT_TRUE(before.has_value());
+  metrics().requestStarted();
+  metrics().requestStarted();
+  metrics().requestFinished();
+  const std::string text = metrics().exposition();
+  EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_requests_in_flight gauge"));
+  EXPECT_EQ(*before + 1, valueOf(text, "metrics_adapter_requests_in_flight", {}));
+  metrics().requestFinished();
+}
+
+TEST(SelfMetricsTest, PrometheusCallsAreCountedByEndpointAndOutcome) {
+  metrics().observePrometheusCall("test_query", "success", duration<double>(0.01));
+  metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
+  metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
+  const std::string text = metrics().exposition();
+  const std::string total = "metrics_adapter_prometheus_requests_total";
+  EXPECT_EQ(1.0, valueOf(text, total, {{"endpoint", "test_query"}, {"outcome", "success"}}));
+  EXPECT_EQ(2.0, valueOf(text, total, {{"endpoint", "test_query"}, {"outcome", "timeout"}}));
+  EXPECT_EQ(3.0, valueOf(text, "metrics_adapter_prometheus_request_duration_seconds_count",
+                         {{"endpoint", "test_query"}}));
+}
+
+TEST(SelfMetricsTest, RelistRecordsDurationAndTheLastRunsFailures) {
+  const std::string name = "metrics_adapter_relist_duration_seconds";
+  const double runs = valueOf(metrics().exposition(), name + "_count", {}).value_or(-1);
+  ASSERT_GE(runs, 0);
+  metrics().observeRelist(duration<double>(0.2), 3);
+  metrics().observeRelist(duration<double>(0.2), 1);
+  const std::string text = metrics().exposition();
+  EXPECT_EQ(runs + 2, valueOf(text, name + "_count", {}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_relist_failed_queries", {}));  // a gauge: last run
+  EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_relist_failed_queries gauge"));
+}
+
+TEST(SelfMetricsTest, RuleGaugesHoldTheLatestValuesAndErrorsAccumulate) {
+  metrics().setRuleDiscovery("rules[90]", 10, 4);
+  metrics().setRuleDiscovery("rules[90]", 7, 2);
+  metrics().setRuleDiscovery("externalRules[91]", 1, 1);
+  metrics().countRuleError("rules[90]");
+  metrics().countRuleError("rules[90]");
+  const std::string text = metrics().exposition();
+  EXPECT_EQ(7.0, valueOf(text, "metrics_adapter_rule_series", {{"rule", "rules[90]"}}));
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_rule_metrics", {{"rule", "rules[90]"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_rule_series", {{"rule", "externalRules[91]"}}));
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_rule_errors_total", {{"rule", "rules[90]"}}));
+  EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_rule_errors_total counter"));
+}
+
+TEST(SelfMetricsTest, KeepRulesDropsTheGaugesOfRulesNoLongerConfigured) {
+  metrics().setRuleDiscovery("rules[80]", 5, 5);
+  metrics().setRuleDiscovery("rules[81]", 6, 6);
+  metrics().keepRules({"rules[81]"});
+  const std::string text = metrics().exposition();
+  EXPECT_FALSE(valueOf(text, "metrics_adapter_rule_series", {{"rule", "rules[80]"}}));
+  EXPECT_FALSE(valueOf(text, "metrics_adapter_rule_metrics", {{"rule", "rules[80]"}}));
+  EXPECT_EQ(6.0, valueOf(text, "metrics_adapter_rule_series", {{"rule", "rules[81]"}}));
+}
+
+TEST(SelfMetricsTest, ObjectCacheAndReloadsCountByResult) {
+  const std::string before = metrics().exposition();
+  const std::string cache = "metrics_adapter_object_cache_requests_total";
+  const std::string reloads = "metrics_adapter_config_reloads_total";
+  const double hits = valueOf(before, cache, {{"result", "hit"}}).value_or(-1);
+  const double misses = valueOf(before, cache, {{"result", "miss"}}).value_or(-1);
+  const double successes = valueOf(before, reloads, {{"result", "success"}}).value_or(-1);
+  const double failures = valueOf(before, reloads, {{"result", "failure"}}).value_or(-1);
+  ASSERT_GE(std::min({hits, misses, successes, failures}), 0);  // present before any event
+  metrics().countObjectCache(true);
+  metrics().countObjectCache(true);
+  metrics().countObjectCache(false);
+  metrics().countConfigReload(false);
+  metrics().countConfigReload(true);
+  const std::string text = metrics().exposition();
+  EXPECT_EQ(hits + 2, valueOf(text, cache, {{"result", "hit"}}));
+  EXPECT_EQ(misses + 1, valueOf(text, cache, {{"result", "miss"}}));
+  EXPECT_EQ(successes + 1, valueOf(text, reloads, {{"result", "success"}}));
+  EXPECT_EQ(failures + 1, valueOf(text, reloads, {{"result", "failure"}}));
+  // A Unix time stamp after 2020-01-01 proves it was set to the current time.
+  EXPECT_GT(
+      valueOf(text, "metrics_adapter_config_last_reload_success_timestamp_seconds", {}).value_or(0),
+      1577836800.0);
+}
+
+TEST(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
+  metrics().setBuildInfo("0.0.1-test");
+  metrics().setBuildInfo("0.0.2-test");
+  const std::string text = metrics().exposition();
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_build_info", {{"version", "0.0.2-test"}}));
+  EXPECT_FALSE(valueOf(text, "metrics_adapter_build_info", {{"version", "0.0.1-test"}}));
+  EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_build_info gauge"));
+}
+
+TEST(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
+  // Families without samples are left out of the exposition, so record one of each first.
+  metrics().observeRequest("test_all", 200, duration<double>(0.01));
+  metrics().observePrometheusCall("test_all", "success", duration<double>(0.01));
+  metrics().observeRelist(duration<double>(0.01), 0);
+  metrics().setRuleDiscovery("rules[70]", 1, 1);
+  metrics().countRuleError("rules[70]");
+  metrics().setBuildInfo("0.0.3-test");
+  const std::string text = metrics().exposition();
+  std::istringstream in(text);
+  std::string line;
+  int families = 0;
+  int helps = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      ++families;
+      EXPECT_EQ(0u, line.rfind("# TYPE metrics_adapter_", 0)) << line;
+    }
+    if (line.rfind("# HELP metrics_adapter_", 0) == 0) ++helps;
+  }
+  EXPECT_EQ(14, families);  // the fourteen metrics the issue lists
+  EXPECT_EQ(14, helps);
+}
+
+}  // namespace
+}  // namespace metrics_adapter::telemetry
