@@ -190,8 +190,12 @@ int runAdapter(const AdapterOptions& options) {
     auto began = std::chrono::steady_clock::now();
     std::optional<server::HttpResponse> refused;
     AccessEntry entry;
+    telemetry::PrometheusTimeOnThisThread::reset();
     if (filter) refused = filter->check(request, &entry.user);
     server::HttpResponse response = refused ? std::move(*refused) : router->handle(request);
+    if (auto waited = telemetry::PrometheusTimeOnThisThread::total(); waited.count() > 0) {
+      entry.promql_time = std::chrono::duration_cast<std::chrono::microseconds>(waited);
+    }
     entry.verb = request.method;
     entry.target = request.target;
     entry.code = response.status;

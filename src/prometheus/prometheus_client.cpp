@@ -199,8 +199,10 @@ struct PrometheusClient::Impl {
     const std::string path = base.path_prefix + std::string(endpoint);
     const char* method = spec.verb == Verb::kPost ? "POST" : "GET";
     const auto observe = [&](std::string_view outcome) {
-      telemetry::SelfMetrics::instance().observePrometheusCall(
-          endpointLabel(endpoint), outcome, std::chrono::steady_clock::now() - started);
+      const auto waited = std::chrono::steady_clock::now() - started;
+      telemetry::SelfMetrics::instance().observePrometheusCall(endpointLabel(endpoint), outcome,
+                                                               waited);
+      telemetry::PrometheusTimeOnThisThread::add(waited);
     };
     const auto elapsed_ms = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -199,4 +199,18 @@ std::string SelfMetrics::exposition() const {
   return out.str();
 }
 
+namespace {
+thread_local std::chrono::duration<double> prometheus_time_on_this_thread{0};
+}  // namespace
+
+void PrometheusTimeOnThisThread::reset() { prometheus_time_on_this_thread = {}; }
+
+void PrometheusTimeOnThisThread::add(std::chrono::duration<double> waited) {
+  prometheus_time_on_this_thread += waited;
+}
+
+std::chrono::duration<double> PrometheusTimeOnThisThread::total() {
+  return prometheus_time_on_this_thread;
+}
+
 }  // namespace metrics_adapter::telemetry

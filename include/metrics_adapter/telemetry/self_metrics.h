@@ -51,4 +51,13 @@ class SelfMetrics {
   Impl* impl_;  // lives as long as the process
 };
 
+// Time the calling thread has spent waiting on Prometheus since its last reset(). A request is
+// handled on one worker thread from start to end, so the access log reads it per request.
+class PrometheusTimeOnThisThread {
+ public:
+  static void reset();
+  static void add(std::chrono::duration<double> waited);
+  static std::chrono::duration<double> total();
+};
+
 }  // namespace metrics_adapter::telemetry

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace metrics_adapter::telemetry {
 namespace {
@@ -220,6 +221,17 @@ TEST(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   }
   EXPECT_EQ(14, families);  // the fourteen metrics the issue lists
   EXPECT_EQ(14, helps);
+}
+
+TEST(PrometheusTimeOnThisThreadTest, AddsUpPerThreadUntilReset) {
+  PrometheusTimeOnThisThread::reset();
+  PrometheusTimeOnThisThread::add(std::chrono::milliseconds(3));
+  PrometheusTimeOnThisThread::add(std::chrono::milliseconds(4));
+  std::thread other([] { PrometheusTimeOnThisThread::add(std::chrono::seconds(1)); });
+  other.join();
+  EXPECT_DOUBLE_EQ(PrometheusTimeOnThisThread::total().count(), 0.007);
+  PrometheusTimeOnThisThread::reset();
+  EXPECT_EQ(PrometheusTimeOnThisThread::total().count(), 0);
 }
 
 }  // namespace
