@@ -81,8 +81,11 @@ show() {
   kube get --raw "$1" | python3 -m json.tool
 }
 echo "metrics-adapter is serving on https://127.0.0.1:$adapter_port (kubeconfig: $run/kubeconfig)"
-show /apis/custom.metrics.k8s.io/v1beta1 | head -40
-echo "  ... (discovery document shortened)"
+# Shortened on screen (the whole document is in $run/discovery.txt); no pipe into head, which
+# would end the script under pipefail.
+show /apis/custom.metrics.k8s.io/v1beta1 >"$run/discovery.txt"
+sed -n 1,40p "$run/discovery.txt"
+echo "  ... (discovery document shortened; all of it in $run/discovery.txt)"
 show "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/*/$metric"
 ((once)) && exit 0
 
