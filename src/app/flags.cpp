@@ -172,6 +172,9 @@ const std::map<std::string, Flag>& flagTable() {
         [](AdapterOptions& o, const std::string& v) {
           o.server.header_timeout = parseSeconds(v);
         }}},
+      {"disable-http2",
+       {"accepted for compatibility: the adapter only ever speaks HTTP/1.1", true,
+        [](AdapterOptions&, const std::string& v) { parseBool("disable-http2", v); }}},
       {"lister-kubeconfig",
        {"kubeconfig for listing objects and API discovery (default: --kubeconfig, else "
         "in-cluster, else no Kubernetes API)",
@@ -265,7 +268,6 @@ const std::set<std::string>& plannedFlags() {
       "prometheus-auth-config",
       "prometheus-auth-incluster",
       "tls-sni-cert-key",
-      "disable-http2",
   };
   return planned;
 }

@@ -22,6 +22,8 @@ TEST(FlagsTest, TheAlibabaWalkthroughDeploymentArgsAreAccepted) {
   EXPECT_EQ(options.relist.max_age, milliseconds(120000));  // 2 x interval by default
   EXPECT_EQ(options.verbosity, 10);
   EXPECT_EQ(options.config_file, "/etc/adapter/config.yaml");
+  EXPECT_NO_THROW(parse({"--config=c", "--disable-http2"}));  // we never speak HTTP/2
+  EXPECT_THROW(parse({"--config=c", "--disable-http2=maybe"}), FlagError);
 }
 
 TEST(FlagsTest, SeparateValuesSingleDashAndRepeatedHeaders) {
