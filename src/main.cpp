@@ -7,18 +7,28 @@
 #include <vector>
 
 #include "app/check_config.h"
+#include "app/dry_run.h"
 #include "app/explain.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
+
+namespace {
+
+// For the commands that run once and report on stdout: library warnings go to stderr, so stdout
+// is only the report.
+void logWarningsToStderr() {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("metrics-adapter"));
+  spdlog::set_level(spdlog::level::warn);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace metrics_adapter::app;
   std::vector<std::string> args(argv + 1, argv + argc);
   // Subcommands run once and print to stdout; anything else starts the server.
   if (!args.empty() && (args[0] == "explain" || args[0] == "check-config")) {
-    // Library warnings go to stderr so stdout is only the report.
-    spdlog::set_default_logger(spdlog::stderr_color_mt("metrics-adapter"));
-    spdlog::set_level(spdlog::level::warn);
+    logWarningsToStderr();
     std::span<const std::string> rest(args.begin() + 1, args.end());
     return args[0] == "explain" ? runExplain(rest, std::cout, std::cerr)
                                 : runCheckConfig(rest, std::cout, std::cerr);
@@ -37,6 +47,10 @@ int main(int argc, char** argv) {
   if (options.show_version) {
     std::cout << "metrics-adapter " << MA_VERSION << "\n";
     return 0;
+  }
+  if (options.dry_run) {
+    logWarningsToStderr();
+    return runDryRun(options, std::cout, std::cerr);
   }
   configureLogging(options.verbosity, options.log_format);
   return runAdapter(options);

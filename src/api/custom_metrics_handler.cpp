@@ -31,30 +31,78 @@ struct ObjectValue {
   double timestamp = 0;
 };
 
-Json describedObject(const kube::ResourceInfo& resource, const std::string& namespace_name,
-                     const std::string& name) {
-  Json object = {{"kind", resource.kind}};
-  if (!namespace_name.empty()) object["namespace"] = namespace_name;
-  object["name"] = name;
-  object["apiVersion"] = resource.apiVersion();
-  return object;
+// A JSON object with `members` in order. Filling a reserved member list and moving it in
+// avoids what adding members one by one costs for every item of a long list: the member vector
+// regrows and copies its (const) keys each time. Keys must be distinct.
+Json objectOf(std::initializer_list<std::pair<const char*, Json*>> members) {
+  Json::object_t object;
+  object.reserve(members.size());
+  for (const auto& [key, value] : members) object.emplace_back(key, std::move(*value));
+  return Json(std::move(object));
 }
 
-Json metricValue(const CustomMetricRequest& request, const kube::ResourceInfo& resource,
-                 const std::string& name, const ObjectValue& value, const Json& selector) {
-  Json item = {{"describedObject", describedObject(resource, request.namespace_name, name)}};
-  if (request.version == "v1beta1") {
-    item["metricName"] = request.metric;
-    item["timestamp"] = formatTimestamp(value.timestamp);
-    item["value"] = value.value;
-    item["selector"] = selector;
-  } else {
-    item["metric"] = {{"name", request.metric}, {"selector", selector}};
-    item["timestamp"] = formatTimestamp(value.timestamp);
-    item["value"] = value.value;
+// Builds the items of one MetricValueList: what all items share is computed once.
+class MetricValueWriter {
+ public:
+  MetricValueWriter(const CustomMetricRequest& request, const kube::ResourceInfo& resource,
+                    Json selector)
+      : request_(request),
+        kind_(resource.kind),
+        api_version_(resource.apiVersion()),
+        selector_(std::move(selector)) {}
+
+  Json item(const std::string& name, const ObjectValue& value) {
+    Json kind = kind_, object_name = name, api_version = api_version_;
+    Json described;
+    if (request_.namespace_name.empty()) {
+      described = objectOf({{"kind", &kind}, {"name", &object_name}, {"apiVersion", &api_version}});
+    } else {
+      Json namespace_name = request_.namespace_name;
+      described = objectOf({{"kind", &kind},
+                            {"namespace", &namespace_name},
+                            {"name", &object_name},
+                            {"apiVersion", &api_version}});
+    }
+    Json metric = request_.metric, selector = selector_;
+    Json timestamp = timestamp_(value.timestamp), quantity = value.value;
+    if (request_.version == "v1beta1") {
+      return objectOf({{"describedObject", &described},
+                       {"metricName", &metric},
+                       {"timestamp", &timestamp},
+                       {"value", &quantity},
+                       {"selector", &selector}});
+    }
+    Json metric_object = objectOf({{"name", &metric}, {"selector", &selector}});
+    return objectOf({{"describedObject", &described},
+                     {"metric", &metric_object},
+                     {"timestamp", &timestamp},
+                     {"value", &quantity}});
   }
-  return item;
-}
+
+ private:
+  // formatTimestamp for values that are mostly equal (an instant query's samples all carry its
+  // evaluation time): formats each distinct run once.
+  class Timestamps {
+   public:
+    const std::string& operator()(double seconds_since_epoch) {
+      if (text_.empty() || seconds_since_epoch != last_) {
+        last_ = seconds_since_epoch;
+        text_ = formatTimestamp(seconds_since_epoch);
+      }
+      return text_;
+    }
+
+   private:
+    double last_ = 0;
+    std::string text_;
+  };
+
+  const CustomMetricRequest& request_;
+  const std::string kind_;
+  const std::string api_version_;
+  const Json selector_;
+  Timestamps timestamp_;
+};
 
 Json metricValueList(const std::string& version, Json items) {
   return Json{{"kind", "MetricValueList"},
@@ -170,18 +218,19 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace
                   group_resource, skipped);
   }
 
-  Json selector = promql::toLabelSelectorJson(metric_selector);
+  MetricValueWriter writer(request, *resource, promql::toLabelSelectorJson(metric_selector));
   Json items = Json::array();
+  items.get_ref<Json::array_t&>().reserve(request.wildcard() ? values.size() : 1);
   if (!request.wildcard()) {
     auto found = values.find(request.name);
     if (found == values.end()) {
       throw ApiError::notFound(notFoundMessage(request.metric, group_resource) + " " +
                                request.name);
     }
-    items.push_back(metricValue(request, *resource, request.name, found->second, selector));
+    items.push_back(writer.item(request.name, found->second));
   } else {
     for (const auto& [name, value] : values) {
-      items.push_back(metricValue(request, *resource, name, value, selector));
+      items.push_back(writer.item(name, value));
     }
   }
   return metricValueList(request.version, std::move(items));
@@ -190,18 +239,23 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace
 ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {
   spdlog::warn("Prometheus failed for {}: {}", context, error.what());
   using Kind = prometheus::PrometheusError::Kind;
+  const std::string_view message = error.what();
+  // Prometheus says it cannot answer now (errorType "unavailable" or "timeout", HTTP 503 or 429)
+  // as opposed to "this query is wrong": only the former is worth the HPA asking again.
+  const bool busy = error.httpStatus() >= 500 || error.httpStatus() == 429 ||
+                    message.starts_with("unavailable:") || message.starts_with("timeout:");
   switch (error.kind()) {
     case Kind::kUnreachable:
     case Kind::kTimeout:
       return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
-                                   std::string(error.what()));
+                                   std::string(message));
     case Kind::kHttpStatus:
-      if (error.httpStatus() >= 500 || error.httpStatus() == 429) {
-        return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
-                                     std::string(error.what()));
-      }
-      [[fallthrough]];
     case Kind::kApiError:
+      if (busy) {
+        return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
+                                     std::string(message));
+      }
+      break;
     case Kind::kBadResponse:
       break;
   }

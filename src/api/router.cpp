@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include "metrics_adapter/api/discovery_documents.h"
 #include "metrics_adapter/api/request_target.h"
@@ -44,14 +48,22 @@ bool wantsPretty(const server::HttpRequest& request, const RequestTarget& target
   return startsWith(agent, "curl") || startsWith(agent, "Wget") || startsWith(agent, "Mozilla/5.0");
 }
 
+std::string dumpJson(const Json& body, bool pretty) {
+  // Names and paths in messages come from the client and may be invalid UTF-8: replace, never
+  // throw.
+  std::string text =
+      body.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  text += '\n';
+  return text;
+}
+
+std::string compactJson(const Json& body) { return dumpJson(body, false); }
+
 server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   server::HttpResponse response;
   response.status = status;
   response.content_type = "application/json";
-  // Names and paths in messages come from the client and may be invalid UTF-8: replace, never
-  // throw.
-  response.body = body.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
-  response.body += '\n';
+  response.body = dumpJson(body, pretty);
   return response;
 }
 
@@ -80,6 +92,72 @@ std::string_view routeTemplate(std::string_view raw_target) {
   if (parts[1] == kCustomMetricsGroup) return "custom_metric";
   if (parts[1] == kExternalMetricsGroup) return "external_metric";
   return "other";
+}
+
+// JSON bodies of the discovery documents, rendered once per registry snapshot: they are what
+// clients ask for most (the aggregator and every kubectl), and they change only when a relist or
+// a config reload swaps the snapshot. Shared by every Router: a body depends only on the snapshot
+// and the document, so one cache is right whichever router asks.
+class RenderedDocuments {
+ public:
+  using Snapshot = std::shared_ptr<const discovery::RegistrySnapshot>;
+
+  // The body of `document` for `snapshot`, rendered by `render` unless already cached for it.
+  // Keeps only the newest snapshot's bodies (and so that snapshot, which the relister holds
+  // anyway).
+  std::string get(const Snapshot& snapshot, std::string_view document,
+                  const std::function<Json()>& render) {
+    {
+      std::lock_guard lock(mutex_);
+      if (const std::string* body = find(snapshot, document)) return *body;
+    }
+    std::string body = compactJson(render());  // outside the lock: other documents go on
+    std::lock_guard lock(mutex_);
+    if (snapshot != snapshot_) {
+      snapshot_ = snapshot;
+      bodies_.clear();
+    }
+    if (!find(snapshot, document)) bodies_.emplace_back(std::string(document), body);
+    return body;
+  }
+
+ private:
+  const std::string* find(const Snapshot& snapshot, std::string_view document) const {
+    if (snapshot != snapshot_) return nullptr;
+    for (const auto& [name, body] : bodies_) {
+      if (name == document) return &body;
+    }
+    return nullptr;
+  }
+
+  std::mutex mutex_;
+  Snapshot snapshot_;
+  std::vector<std::pair<std::string, std::string>> bodies_;  // a handful: one per version
+};
+
+RenderedDocuments& renderedDocuments() {
+  static RenderedDocuments documents;
+  return documents;
+}
+
+// A discovery document for `snapshot`, from the cache unless pretty-printed.
+server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapshot,
+                                       std::string_view document,
+                                       const std::function<Json()>& render, bool pretty) {
+  if (pretty) return jsonResponse(200, render(), true);
+  server::HttpResponse response;
+  response.body = renderedDocuments().get(snapshot, document, render);
+  return response;
+}
+
+// A document that never changes (the API groups), rendered once per process.
+template <Json (*kDocument)()>
+server::HttpResponse fixedResponse(bool pretty) {
+  if (pretty) return jsonResponse(200, kDocument(), true);
+  static const std::string body = compactJson(kDocument());
+  server::HttpResponse response;
+  response.body = body;
+  return response;
 }
 
 server::HttpResponse metricsResponse() {
@@ -153,20 +231,30 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
     if (parts.empty() || parts[0] != "apis") {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
-    if (parts.size() == 1) return jsonResponse(200, apiGroupList(), pretty);
+    if (parts.size() == 1) return fixedResponse<apiGroupList>(pretty);
     if (parts[1] == kExternalMetricsGroup) {
+      if (parts.size() == 2) return fixedResponse<externalMetricsGroup>(pretty);
+      if (parts.size() == 3 && parts[2] == kExternalMetricsVersion) {
+        auto snapshot = snapshots_();
+        return discoveryResponse(
+            snapshot, kExternalMetricsGroup, [&] { return externalMetricsResourceList(*snapshot); },
+            pretty);
+      }
       return jsonResponse(200, external(parts, target), pretty);
     }
     if (parts[1] != kCustomMetricsGroup) {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
-    if (parts.size() == 2) return jsonResponse(200, customMetricsGroup(), pretty);
+    if (parts.size() == 2) return fixedResponse<customMetricsGroup>(pretty);
     const std::string& version = parts[2];
     if (!isCustomMetricsVersion(version)) {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
     if (parts.size() == 3) {
-      return jsonResponse(200, customMetricsResourceList(version, *snapshots_()), pretty);
+      auto snapshot = snapshots_();
+      return discoveryResponse(
+          snapshot, kCustomMetricsGroup + ("/" + version),
+          [&] { return customMetricsResourceList(version, *snapshot); }, pretty);
     }
     auto rest = std::span<const std::string>(parts).subspan(3);
     auto metric_request = parseCustomMetricRequest(version, rest, target);
@@ -183,11 +271,10 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
 }
 
 Json Router::external(const std::vector<std::string>& parts, const RequestTarget& target) const {
-  if (parts.size() == 2) return externalMetricsGroup();
-  if (parts[2] != kExternalMetricsVersion) {
+  // route() answers the group and version documents themselves.
+  if (parts.size() <= 3 || parts[2] != kExternalMetricsVersion) {
     throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
   }
-  if (parts.size() == 3) return externalMetricsResourceList(*snapshots_());
   auto metric_request =
       parseExternalMetricRequest(std::span<const std::string>(parts).subspan(3), target);
   if (!metric_request || !external_metrics_) {

@@ -16,6 +16,7 @@
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
+#include "metrics_adapter/prometheus/coalescing_prometheus_api.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
 #ifndef MA_VERSION
@@ -123,10 +124,14 @@ int runAdapter(const AdapterOptions& options) {
   }
 
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
+  std::shared_ptr<prometheus::PrometheusClient> prometheus_client;  // to cancel calls at shutdown
   std::shared_ptr<kube::KubeApi> kube;
   std::optional<AuthStack> auth;
   try {
-    prometheus = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+    // Identical queries in flight together (many HPAs on one metric) share one call.
+    prometheus_client = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+    prometheus = std::make_shared<prometheus::CoalescingPrometheusApi>(
+        prometheus_client, prometheus::CoalescingOptions{.cache_ttl = options.metrics_cache_ttl});
     kube = makeKubeClient(options);
     auth = makeAuth(options, kube);
   } catch (const std::invalid_argument& e) {
@@ -228,7 +233,9 @@ int runAdapter(const AdapterOptions& options) {
     }
   }
   spdlog::info("received signal {}, shutting down", signal_number);
-  server.stop(std::chrono::seconds(10));
+  // Requests still waiting on Prometheus after the drain, then the relist, end at once.
+  server.stop(std::chrono::seconds(10), [&prometheus_client] { prometheus_client->cancelCalls(); });
+  prometheus_client->cancelCalls();
   reloader.stop();
   if (refresher) refresher->stop();
   if (auth && auth->config_refresh) auth->config_refresh->stop();

@@ -92,6 +92,22 @@ const std::map<std::string, Flag>& flagTable() {
       {"prometheus-timeout",
        {"deadline of one Prometheus query (default 10s)", false,
         [](AdapterOptions& o, const std::string& v) { o.query_timeout = parseGoDuration(v); }}},
+      {"metrics-cache-ttl",
+       {"how long one Prometheus answer also serves identical queries, for many HPAs on one "
+        "metric (default 0: only identical queries in flight together share one)",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.metrics_cache_ttl = parseGoDuration(v);
+          if (o.metrics_cache_ttl < std::chrono::milliseconds(0)) {
+            throw FlagError("--metrics-cache-ttl must not be negative");
+          }
+        }}},
+      {"prometheus-max-response-bytes",
+       {"largest Prometheus query answer read; larger ones fail (default 16777216)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.prometheus.max_response_bytes = static_cast<std::size_t>(
+              parseInteger("prometheus-max-response-bytes", v, 4096, 1L << 32));
+        }}},
       {"metrics-relist-interval",
        {"how often to rediscover series (default 1m)", false,
         [](AdapterOptions& o, const std::string& v) { o.relist.interval = parseGoDuration(v); }}},
@@ -172,6 +188,11 @@ const std::map<std::string, Flag>& flagTable() {
         [](AdapterOptions& o, const std::string& v) {
           o.server.header_timeout = parseSeconds(v);
         }}},
+      {"dry-run",
+       {"check the flags, the config file and every file the flags name as the server would, "
+        "print a one-line summary and exit (0: would start, 1: would not)",
+        true,
+        [](AdapterOptions& o, const std::string& v) { o.dry_run = parseBool("dry-run", v); }}},
       {"disable-http2",
        {"accepted for compatibility: the adapter only ever speaks HTTP/1.1", true,
         [](AdapterOptions&, const std::string& v) { parseBool("disable-http2", v); }}},
@@ -192,7 +213,7 @@ const std::map<std::string, Flag>& flagTable() {
         false,
         [](AdapterOptions& o, const std::string& v) { o.object_lister.ttl = parseGoDuration(v); }}},
       {"secure-port",
-       {"HTTPS port (default 443)", false,
+       {"HTTPS port (default 6443)", false,
         [](AdapterOptions& o, const std::string& v) {
           o.server.port = static_cast<std::uint16_t>(parseInteger("secure-port", v, 0, 65535));
         }}},

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "auth/subject_access_review.h"
+#include "auth/token_review.h"
 #include "auth/ttl_cache.h"
 #include "metrics_adapter/net/text.h"
 #include "metrics_adapter/promql/label_matchers.h"
@@ -67,8 +68,9 @@ class AlwaysAllowPaths {
 std::string cacheKey(const UserInfo& user, const RequestAttributes& attributes) {
   UserInfo canonical = user;
   std::sort(canonical.groups.begin(), canonical.groups.end());
-  return subjectAccessReview(canonical, attributes)["spec"].dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Hashed: the spec can carry up to the header limit of user extras, times every cache entry.
+  return sha256(subjectAccessReview(canonical, attributes)["spec"].dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 // Go's encoding/json writes invalid UTF-8 as U+FFFD; nlohmann would throw on it instead.

@@ -110,6 +110,13 @@ void Relister::relistOnce() {
     for (auto& [index, found] : outcome.findings) {
       spdlog::debug("relist: {} saw {} series, {} metrics", rules[index]->id, found->series_seen,
                     found->metrics.size());
+      if (found->series_dropped > 0) {
+        spdlog::warn(
+            "relist: {}: {} of {} series skipped: over {} distinct series names or {} label "
+            "names; narrow its seriesQuery",
+            rules[index]->id, found->series_dropped, found->series_seen,
+            FindingsBuilder::kMaxSeriesNames, FindingsBuilder::kMaxLabelNames);
+      }
       findings_[index] = std::move(found);
     }
   }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -25,6 +26,9 @@ constexpr const char* kJson = "application/json";
 // Enough for any Status document; longer error bodies are only quoted.
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 constexpr std::size_t kMaxPathInMessages = 200;
+// Longer Retry-After values are taken as this: a misconfigured server cannot park callers for
+// hours.
+constexpr std::chrono::seconds kMaxRetryAfter{60};
 
 bool hasControlCharacters(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](char c) {
@@ -96,6 +100,20 @@ std::exception_ptr callError(const net::CallFailure& failure, const std::string&
 
 }  // namespace
 
+std::chrono::seconds parseRetryAfter(std::string_view value, std::chrono::seconds cap) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  // Digits only: this also turns away the HTTP-date form and negative numbers.
+  if (value.empty() ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::chrono::seconds(0);
+  }
+  long long seconds = 0;
+  const auto result = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (result.ec == std::errc::result_out_of_range) return cap;
+  return std::min(std::chrono::seconds(seconds), cap);
+}
+
 struct KubeClient::Impl {
   explicit Impl(KubeClientOptions opts) : options(std::move(opts)) {
     try {
@@ -164,7 +182,12 @@ struct KubeClient::Impl {
   nlohmann::json readAnswer(net::HttpCall& call, const std::string& request) const {
     const int status = call.status();
     if (status < 200 || status >= 300) {
-      throw errorForAnswer(status, net::readBody(call, kMaxErrorBodyBytes).bytes, request);
+      KubeError error =
+          errorForAnswer(status, net::readBody(call, kMaxErrorBodyBytes).bytes, request);
+      if (status == 429 || status >= 500) {
+        error.withRetryAfter(parseRetryAfter(call.header("Retry-After"), kMaxRetryAfter));
+      }
+      throw error;
     }
     const std::size_t limit = options.max_response_bytes;
     const auto length = call.contentLength();
@@ -189,11 +212,15 @@ struct KubeClient::Impl {
     const auto elapsed_ms = [&] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
     };
-    net::CallContext context{server.host, server.port, started + effective, tlsHint(),
+    net::CallContext context{server.host,
+                             server.port,
+                             started + effective,
+                             tlsHint(),
                              [display = server.origin + server.path_prefix, effective,
                               request](const net::CallFailure& failure) {
                                return callError(failure, display, effective, request);
-                             }};
+                             },
+                             /*canceller=*/nullptr};
     try {
       net::HttpCall exchange(*http, makeRequest(method, path, accept, body), std::move(context));
       nlohmann::json answer = readAnswer(exchange, request);

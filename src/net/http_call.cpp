@@ -12,6 +12,7 @@ namespace metrics_adapter::net {
 namespace {
 
 constexpr std::size_t kReadChunkBytes = 64 * 1024;
+constexpr const char* kCancelledCause = "the call was cancelled: the adapter is shutting down";
 
 bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -67,12 +68,17 @@ bool isTimeout(const std::exception_ptr& error) {
 
 HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_request request,
                    CallContext context)
-    : context_(std::move(context)), pipe_(std::make_shared<BodyPipe>()) {
+    : context_(std::move(context)),
+      pipe_(std::make_shared<BodyPipe>()),
+      registration_(this, context_.canceller) {
+  if (registration_.refused()) fail(CallFailure::Kind::kUnreachable, kCancelledCause);
   request.set_response_stream(
       concurrency::streams::streambuf<std::uint8_t>(pipe_).create_ostream());
   const pplx::task<web::http::http_response> answer =
       client.request(std::move(request), cancellation_.get_token());
-  if (!waitUntil(answer, context_.deadline)) {
+  const bool answered = waitUntil(answer, context_.deadline);
+  failIfInterrupted();
+  if (!answered) {
     abandon();
     fail(CallFailure::Kind::kTimeout, "");
   }
@@ -80,6 +86,7 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     response_ = answer.get();
   } catch (...) {
     abandon();
+    failIfInterrupted();
     const std::exception_ptr error = std::current_exception();
     if (isTimeout(error)) fail(CallFailure::Kind::kTimeout, "");
     const std::string what = describe(error);
@@ -119,9 +126,15 @@ std::optional<std::uint64_t> HttpCall::contentLength() const {
   return std::nullopt;
 }
 
+std::string HttpCall::header(const std::string& name) const {
+  const auto found = response_.headers().find(name);
+  return found == response_.headers().end() ? std::string() : found->second;
+}
+
 std::size_t HttpCall::read(char* destination, std::size_t capacity) {
   if (ended_) return 0;
   const BodyPipe::ReadResult result = pipe_->read(destination, capacity, context_.deadline);
+  failIfInterrupted();
   switch (result.status) {
     case BodyPipe::ReadStatus::kData:
       return result.size;
@@ -146,6 +159,30 @@ void HttpCall::fail(CallFailure::Kind kind, std::string cause) const {
     throw std::runtime_error(failure.cause.empty() ? "HTTP call timed out" : failure.cause);
   }
   std::rethrow_exception(error);
+}
+
+HttpCall::Registration::Registration(HttpCall* call, std::shared_ptr<CallCanceller> canceller)
+    : call_(call), canceller_(std::move(canceller)) {
+  if (canceller_ && !canceller_->add(call_)) {
+    refused_ = true;
+    canceller_.reset();
+  }
+}
+
+HttpCall::Registration::~Registration() {
+  if (canceller_) canceller_->remove(call_);
+}
+
+void HttpCall::interrupt() {
+  interrupted_ = true;
+  cancellation_.cancel();
+  pipe_->abandon();
+}
+
+void HttpCall::failIfInterrupted() {
+  if (!interrupted_) return;
+  abandon();
+  fail(CallFailure::Kind::kUnreachable, kCancelledCause);
 }
 
 void HttpCall::abandon() {

@@ -28,6 +28,8 @@ using net::HttpCall;
 
 constexpr const char* kTlsHint = "(is the server certificate trusted? see --prometheus-ca-file)";
 
+// Appended to "larger than the limit" messages: the flag that raises the limit.
+constexpr const char* kLimitHint = " (--prometheus-max-response-bytes)";
 // Enough for any Prometheus error document; longer error bodies are only quoted, never parsed.
 constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 // No label name or value comes near this; it only stops one endless JSON string.
@@ -67,13 +69,13 @@ std::string readBody(HttpCall& call, std::size_t limit, bool fail_when_larger) {
     throw PrometheusError(PrometheusError::Kind::kBadResponse, call.status(),
                           "Prometheus answer of " + std::to_string(*length) +
                               " bytes is larger than the limit of " + std::to_string(limit) +
-                              " bytes");
+                              " bytes" + kLimitHint);
   }
   net::BodyText body = net::readBody(call, limit);
   if (!body.complete && fail_when_larger) {
-    throw PrometheusError(
-        PrometheusError::Kind::kBadResponse, call.status(),
-        "Prometheus answer is larger than the limit of " + std::to_string(limit) + " bytes");
+    throw PrometheusError(PrometheusError::Kind::kBadResponse, call.status(),
+                          "Prometheus answer is larger than the limit of " + std::to_string(limit) +
+                              " bytes" + kLimitHint);
   }
   return std::move(body.bytes);
 }
@@ -210,10 +212,14 @@ struct PrometheusClient::Impl {
           .count();
     };
     try {
-      net::CallContext context{base.host, port, started + timeout, kTlsHint,
+      net::CallContext context{base.host,
+                               port,
+                               started + timeout,
+                               kTlsHint,
                                [display = base.display(), timeout](const net::CallFailure& f) {
                                  return callError(f, display, timeout);
-                               }};
+                               },
+                               canceller};
       HttpCall call(*http, makeRequest(spec), std::move(context));
       auto result = handle(call);
       observe("success");
@@ -236,12 +242,15 @@ struct PrometheusClient::Impl {
   std::string port;
   std::unique_ptr<BearerTokenFile> token;
   std::unique_ptr<web::http::client::http_client> http;
+  const std::shared_ptr<net::CallCanceller> canceller = std::make_shared<net::CallCanceller>();
 };
 
 PrometheusClient::PrometheusClient(PrometheusClientOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 PrometheusClient::~PrometheusClient() = default;
+
+void PrometheusClient::cancelCalls() { impl_->canceller->cancelAll(); }
 
 QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point at,
                                     std::chrono::milliseconds timeout) {
@@ -252,11 +261,17 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
   return impl_->run("/api/v1/query", params, effective, [&](HttpCall& call) {
     if (!isSuccess(call.status())) throw errorAnswer(call);
     const std::string body = readBody(call, impl_->options.max_response_bytes, true);
+    QueryResult result;
     try {
-      return parseQueryResponse(body);
+      result = parseQueryResponse(body);
     } catch (const PrometheusError& e) {
       throw withStatus(e, call.status());
     }
+    if (!result.warnings.empty()) {
+      spdlog::warn("Prometheus warned about query {}: {}", sanitizeLine(promql, 200),
+                   sanitizeLine(result.warnings.front(), 500));
+    }
+    return result;
   });
 }
 

@@ -13,6 +13,9 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::size_t kMaxLabelsPerSeries = 10000;
+// A series answer nests three levels, but unknown members are skipped whatever their depth;
+// this only bounds the stacks of scopes (here and in the JSON parser) to a few MiB.
+constexpr std::size_t kMaxDepth = std::size_t{1} << 20;
 constexpr std::size_t kMaxWarningsKept = 20;
 constexpr std::size_t kMaxKeptTextBytes = 4096;
 
@@ -92,6 +95,10 @@ class SeriesSaxHandler final : public nlohmann::json_sax<Json> {
 
   bool open(bool is_object) {
     tick();
+    if (scopes_.size() >= kMaxDepth) {
+      return fail("cannot decode Prometheus series answer: JSON nested deeper than " +
+                  std::to_string(kMaxDepth) + " levels");
+    }
     if (scopes_.empty()) {
       if (!is_object) return fail("unexpected Prometheus series answer: not a JSON object");
       scopes_.push_back(Scope::kTop);

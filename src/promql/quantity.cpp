@@ -88,7 +88,11 @@ std::optional<std::string> sampleToQuantity(double value) {
   std::string_view digits(buffer, static_cast<std::size_t>(end - buffer));
   const bool negative = !digits.empty() && digits.front() == '-';
   if (negative) digits.remove_prefix(1);
-  return (negative ? "-" : "") + formatIntegerDigits(digits);
+  // Built by appending: `"-" + std::string&&` trips GCC 12's -Wrestrict at -O3 (a false
+  // positive that breaks Release builds under -Werror).
+  std::string out(negative ? "-" : "");
+  out += formatIntegerDigits(digits);
+  return out;
 }
 
 }  // namespace metrics_adapter::promql

@@ -116,7 +116,11 @@ class Printer {
   void fmtQ(std::string_view text) {
     text = truncate(text);
     if (f_.sharp && go::canBackquote(text)) {
-      pad("`" + std::string(text) + "`");
+      // Appended rather than `"`" + std::string(text)`, which trips GCC 12's -Wrestrict at -O3.
+      std::string quoted(1, '`');
+      quoted.append(text);
+      quoted += '`';
+      pad(quoted);
     } else {
       pad(go::quote(text, {.quote = '"', .ascii_only = f_.plus}));
     }

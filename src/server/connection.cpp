@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <string_view>
 #include <utility>
 
 #include "server/http_message.h"
@@ -32,6 +33,9 @@ constexpr std::size_t kReadChunkBytes = 65536;
 // A read buffer that grew for one large request is released before the next one.
 constexpr std::size_t kRetainedBufferBytes = 16384;
 constexpr std::chrono::seconds kTlsShutdownTimeout{1};
+// What the server's own refusals (busy, shutting down) ask clients to wait; client-go retries
+// such answers by itself, up to ten times.
+constexpr const char* kRetryAfterSeconds = "1";
 
 std::string formatEndpoint(const tcp::socket& socket) {
   beast::error_code ec;
@@ -60,6 +64,13 @@ HttpResponse invokeHandler(const ServerState& state, const HttpRequest& request)
                         "Internal error occurred: the server could not handle the request");
 }
 
+// A refusal the client should retry shortly, elsewhere or here: carries Retry-After.
+HttpResponse retryLater(int code, std::string_view reason, std::string_view message) {
+  HttpResponse response = statusResponse(code, reason, message);
+  response.headers.emplace_back("Retry-After", kRetryAfterSeconds);
+  return response;
+}
+
 }  // namespace
 
 Connection::Connection(tcp::socket socket, std::shared_ptr<net::ssl::context> tls_context,
@@ -86,6 +97,18 @@ void Connection::start() {
 void Connection::closeIfIdle() {
   net::post(executor_, [self = shared_from_this()] {
     if (self->phase_ == Phase::kIdle) self->stream_.next_layer().cancel();
+  });
+}
+
+void Connection::abandonPendingRequest() {
+  net::post(executor_, [self = shared_from_this()] {
+    if (self->pending_request_id_ == 0) return;
+    self->pending_request_id_ = 0;
+    self->handler_timer_.cancel();
+    self->keep_alive_ = false;
+    spdlog::warn("{} from {} was still running at shutdown; answered 503",
+                 self->pending_request_line_, self->remote_address_);
+    self->respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   });
 }
 
@@ -169,7 +192,7 @@ void Connection::dispatch() {
   request_token_ = state_->requests.begin();
   if (state_->stopping) {
     keep_alive_ = false;
-    return respond(statusResponse(503, "ServiceUnavailable", "the server is shutting down"));
+    return respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   }
   auto request = std::make_shared<const HttpRequest>(
       toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_));
@@ -183,10 +206,7 @@ void Connection::dispatch() {
                   [self, id, result] { self->onHandlerDone(id, std::move(*result)); });
       });
   if (!queued) {
-    HttpResponse busy =
-        statusResponse(429, "TooManyRequests", "Too many requests: please try again later");
-    busy.headers.emplace_back("Retry-After", "1");
-    return respond(std::move(busy));
+    return respond(retryLater(429, "TooManyRequests", "Too many requests: please try again later"));
   }
   phase_ = Phase::kHandling;
   pending_request_id_ = id;

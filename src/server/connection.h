@@ -39,6 +39,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start();
   // Closes the connection if it is waiting for a keep-alive request. Callable from any thread.
   void closeIfIdle();
+  // Answers a request whose handler is still running with 503 "shutting down" (Retry-After) and
+  // closes; the handler's later result is dropped. For shutdown once the drain time is over.
+  // Callable from any thread.
+  void abandonPendingRequest();
 
  private:
   enum class Phase { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };

@@ -33,6 +33,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 constexpr std::chrono::seconds kLimitWarningInterval{10};
+// How long the 503s for requests still running after the drain may take to write.
+constexpr std::chrono::seconds kAbandonWriteTimeout{1};
 
 std::string formatAddress(const std::string& host, std::uint16_t port) {
   const bool ipv6 = host.find(':') != std::string::npos;
@@ -79,7 +81,7 @@ struct HttpsServer::Impl {
       : options(std::move(server_options)), handler(std::move(request_handler)) {}
 
   void startLocked();
-  void stopLocked(std::chrono::seconds drain);
+  void stopLocked(std::chrono::seconds drain, const std::function<void()>& on_drain_expired);
   void accept();
   void onAccept(const beast::error_code& ec, tcp::socket socket);
 
@@ -159,7 +161,8 @@ void HttpsServer::Impl::startLocked() {
   spdlog::info("serving HTTPS on {}", formatAddress(options.bind_address, port));
 }
 
-void HttpsServer::Impl::stopLocked(std::chrono::seconds drain) {
+void HttpsServer::Impl::stopLocked(std::chrono::seconds drain,
+                                   const std::function<void()>& on_drain_expired) {
   const auto deadline = std::chrono::steady_clock::now() + drain;
   state->stopping = true;
   std::promise<void> acceptor_closed;
@@ -173,6 +176,12 @@ void HttpsServer::Impl::stopLocked(std::chrono::seconds drain) {
   for (const auto& connection : state->connections.snapshot()) connection->closeIfIdle();
   if (!state->requests.waitIdle(deadline)) {
     spdlog::warn("shutting down with {} request(s) still in progress", state->requests.active());
+    // Their clients get a 503 to retry elsewhere rather than a dropped connection.
+    for (const auto& connection : state->connections.snapshot()) {
+      connection->abandonPendingRequest();
+    }
+    state->requests.waitIdle(std::chrono::steady_clock::now() + kAbandonWriteTimeout);
+    if (on_drain_expired) on_drain_expired();
   }
   io_context->stop();
   for (std::thread& thread : io_threads) thread.join();
@@ -245,9 +254,9 @@ void HttpsServer::start() {
   impl_->startLocked();
 }
 
-void HttpsServer::stop(std::chrono::seconds drain) {
+void HttpsServer::stop(std::chrono::seconds drain, const std::function<void()>& on_drain_expired) {
   std::lock_guard lock(impl_->lifecycle_mutex);
-  if (impl_->running) impl_->stopLocked(drain);
+  if (impl_->running) impl_->stopLocked(drain, on_drain_expired);
 }
 
 std::uint16_t HttpsServer::port() const { return impl_->port; }

@@ -11,14 +11,23 @@ TokenReview and SubjectAccessReview answer from it; SAR bodies are kept for asse
 Test control endpoints (no auth): GET /_control/stats (LIST and review counts),
 GET /_control/reviews (SubjectAccessReview specs received),
 POST /_control/crd (add a CRD resource: {"group","version","plural","singular","kind",
-"namespaced","objects": [...]}), POST /_control/down ({"down": true|false}: answer 503)."""
+"namespaced","objects": [...]}), POST /_control/down ({"down": true|false}: answer 503),
+POST /_control/fault (one fault at a time; {"kind": "none"} clears it):
+  {"kind": "slow", "seconds": s}          every authenticated GET waits s seconds first
+  {"kind": "throttle", "retry_after": n}  object LISTs answer 429 with Retry-After: n
+  {"kind": "cut", "continue_only": bool}  object LISTs send half their body and close the
+                                          connection (only pages asked with ?continue= when
+                                          continue_only).
+The stats count LISTs answered ("lists", per path) and LISTs received ("list_attempts")."""
 
 import argparse
 import http.server
 import json
+import socket
 import ssl
 import sys
 import threading
+import time
 import urllib.parse
 
 BUILTIN = [
@@ -46,7 +55,9 @@ class State:
         self.resources = list(BUILTIN)
         self.objects = objects  # key "plural" or "plural.group" -> [object]
         self.list_calls = {}
+        self.list_attempts = 0
         self.down = False
+        self.fault = {}
 
     def groups(self):
         seen = []
@@ -65,13 +76,25 @@ def make_handler(state, token):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def send_json(self, code, body):
+        def send_json(self, code, body, headers=(), cut=False):
             data = json.dumps(body).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in headers:
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not cut:
+                self.wfile.write(data)
+                return
+            # Half the announced body, then the connection ends without a TLS close_notify.
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
         def status(self, code, reason, message):
             self.send_json(code, {"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -92,6 +115,9 @@ def make_handler(state, token):
                 if url.path == "/_control/down":
                     state.down = bool(body.get("down"))
                     return self.send_json(200, {"down": state.down})
+                if url.path == "/_control/fault":
+                    state.fault = {} if body.get("kind", "none") == "none" else body
+                    return self.send_json(200, {"fault": state.fault})
                 if url.path == "/_control/crd":
                     state.resources.append((body["group"], body["version"], body["plural"],
                                             body["singular"], body["kind"], body["namespaced"]))
@@ -132,12 +158,16 @@ def make_handler(state, token):
             if url.path == "/_control/stats":
                 with state.lock:
                     return self.send_json(200, {"lists": dict(state.list_calls),
+                                                "list_attempts": state.list_attempts,
                                                 "reviews": dict(state.review_counts)})
             if url.path == "/_control/reviews":
                 with state.lock:
                     return self.send_json(200, {"reviews": list(state.reviews)})
             if self.headers.get("Authorization") != "Bearer " + token:
                 return self.status(401, "Unauthorized", "Unauthorized")
+            with state.lock:
+                delay = state.fault.get("seconds", 0) if state.fault.get("kind") == "slow" else 0
+            time.sleep(delay)  # outside the lock: a slow API still answers other calls
             with state.lock:
                 if state.down:
                     return self.status(503, "ServiceUnavailable", "the API server is down (test)")
@@ -193,6 +223,17 @@ def make_handler(state, token):
 
         def list_objects(self, path, resource, namespace, query):
             group, version, plural, _, kind, _ = resource
+            state.list_attempts += 1
+            fault = state.fault
+            if fault.get("kind") == "throttle":
+                retry_after = int(fault.get("retry_after", 1))
+                return self.send_json(429, {
+                    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "Too many requests, please try again later.",
+                    "reason": "TooManyRequests", "details": {"retryAfterSeconds": retry_after},
+                    "code": 429}, headers=[("Retry-After", str(retry_after))])
+            cut = fault.get("kind") == "cut" and (not fault.get("continue_only")
+                                                  or "continue" in query)
             state.list_calls[path] = state.list_calls.get(path, 0) + 1
             key = plural + ("." + group if group else "")
             objects = [o for o in state.objects.get(key, [])
@@ -210,10 +251,10 @@ def make_handler(state, token):
                           "metadata": self.meta(o)} for o in page]
                 return self.send_json(200, {"kind": "PartialObjectMetadataList",
                                             "apiVersion": "meta.k8s.io/v1",
-                                            "metadata": metadata, "items": items})
+                                            "metadata": metadata, "items": items}, cut=cut)
             items = [{"metadata": self.meta(o), "spec": {}, "status": {}} for o in page]
             self.send_json(200, {"kind": kind + "List", "apiVersion": api_version,
-                                 "metadata": metadata, "items": items})
+                                 "metadata": metadata, "items": items}, cut=cut)
 
         @staticmethod
         def meta(o):

@@ -42,6 +42,9 @@ struct AdapterOptions {
   std::string config_file;
   prometheus::PrometheusClientOptions prometheus;
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
+  // --metrics-cache-ttl: how long one Prometheus answer serves identical queries; 0 = only
+  // queries in flight together (or for the same millisecond) share one.
+  std::chrono::milliseconds metrics_cache_ttl{0};
   discovery::RelistOptions relist;
   std::string lister_kubeconfig;  // --lister-kubeconfig: objects and discovery
   std::string kubeconfig;         // --kubeconfig: used when --lister-kubeconfig is not given
@@ -55,6 +58,7 @@ struct AdapterOptions {
   std::chrono::milliseconds config_check_interval{std::chrono::seconds(2)};
   bool show_help = false;
   bool show_version = false;
+  bool dry_run = false;  // --dry-run: check flags, config and files, then exit (app/dry_run.h)
 };
 
 // A command-line problem; what() names the flag.

@@ -29,6 +29,8 @@ struct RuleFindings {
   };
   std::map<std::string, Metric, std::less<>> metrics;
   std::size_t series_seen = 0;
+  // Series whose name or label names were past FindingsBuilder's bounds and so went unread.
+  std::size_t series_dropped = 0;
 };
 
 // A custom metric the adapter serves: (resource, scope, metric name) -> rule and series.

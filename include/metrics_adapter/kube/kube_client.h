@@ -23,11 +23,23 @@ class KubeError : public std::runtime_error {
     timed_out_ = true;
     return *this;
   }
+  // How long the API server asked callers to wait (Retry-After of a 429 or 5xx answer in
+  // seconds); zero when it did not ask.
+  std::chrono::seconds retryAfter() const { return retry_after_; }
+  KubeError& withRetryAfter(std::chrono::seconds retry_after) {
+    retry_after_ = retry_after;
+    return *this;
+  }
 
  private:
   int http_status_;
   bool timed_out_ = false;
+  std::chrono::seconds retry_after_{0};
 };
+
+// The delay of a Retry-After header given in seconds ("3"); zero for an absent, negative or
+// malformed value and for the HTTP-date form, capped at `cap`.
+std::chrono::seconds parseRetryAfter(std::string_view value, std::chrono::seconds cap);
 
 // The Kubernetes API calls the adapter makes. Implementations are thread-safe.
 class KubeApi {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "metrics_adapter/net/body_pipe.h"
+#include "metrics_adapter/net/call_canceller.h"
 #include "metrics_adapter/net/cpprest.h"
 
 namespace metrics_adapter::net {
@@ -34,6 +36,8 @@ struct CallContext {
   std::string tls_hint;  // follows "TLS handshake failed", e.g. which setting adds trust
   // The exception the caller's API promises for a failure; every failure is thrown as this.
   std::function<std::exception_ptr(const CallFailure&)> to_error;
+  // Optional: cancelAll() ends the call at once, as kUnreachable.
+  std::shared_ptr<CallCanceller> canceller;
 };
 
 // One HTTP exchange whose body is read as a stream. Not thread-safe; one per call. Do not run it
@@ -41,7 +45,8 @@ struct CallContext {
 class HttpCall {
  public:
   // Sends `request` and waits for the status line and headers. Throws the context's error for
-  // kTimeout past the deadline and kUnreachable when no answer could be had.
+  // kTimeout past the deadline and kUnreachable when no answer could be had or the context's
+  // canceller ended the call.
   HttpCall(web::http::client::http_client& client, web::http::http_request request,
            CallContext context);
   // Abandons an unfinished exchange: the connection is closed rather than drained.
@@ -52,13 +57,36 @@ class HttpCall {
 
   int status() const { return status_; }
   std::optional<std::uint64_t> contentLength() const;
+  // The value of a response header (case-insensitive name), or "" when it is absent.
+  std::string header(const std::string& name) const;
 
   // Copies up to `capacity` body bytes; returns 0 at the end of the body. Throws the context's
-  // error for kTimeout past the deadline and kBrokenBody when the answer breaks off.
+  // error for kTimeout past the deadline, kBrokenBody when the answer breaks off and
+  // kUnreachable when the context's canceller ended the call.
   std::size_t read(char* destination, std::size_t capacity);
 
  private:
+  friend class CallCanceller;
+
+  // The call's membership in its canceller, for as long as the call lives.
+  class Registration {
+   public:
+    Registration(HttpCall* call, std::shared_ptr<CallCanceller> canceller);
+    ~Registration();
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    bool refused() const { return refused_; }  // the canceller had already cancelled
+
+   private:
+    HttpCall* call_;
+    std::shared_ptr<CallCanceller> canceller_;
+    bool refused_ = false;
+  };
+
   void abandon();
+  // Ends the call from another thread (CallCanceller::cancelAll, under its lock).
+  void interrupt();
+  void failIfInterrupted();
   [[noreturn]] void fail(CallFailure::Kind kind, std::string cause) const;
 
   CallContext context_;
@@ -68,6 +96,9 @@ class HttpCall {
   int status_ = 0;
   bool ended_ = false;
   bool abandoned_ = false;
+  std::atomic<bool> interrupted_{false};
+  // Last: it is removed from the canceller before the members interrupt() uses are destroyed.
+  Registration registration_;
 };
 
 // The body read to its end, or its first `limit` bytes.

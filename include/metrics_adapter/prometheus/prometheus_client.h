@@ -22,7 +22,9 @@ struct PrometheusClientOptions {
   std::string client_key_file;   // --prometheus-client-tls-key-file
   std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
   std::size_t post_threshold_bytes = 2048;          // GET queries longer than this go by POST
-  std::size_t max_response_bytes = 256u << 20;      // larger answers fail as kBadResponse
+  // --prometheus-max-response-bytes: larger /api/v1/query answers fail as kBadResponse (answers
+  // are held and parsed whole; /api/v1/series answers are streamed and not bounded by this).
+  std::size_t max_response_bytes = std::size_t{16} << 20;
   // How often at most the token file's mtime/size/inode is compared to decide on a re-read.
   std::chrono::milliseconds token_recheck_interval{5000};
 };
@@ -41,6 +43,10 @@ class PrometheusClient : public PrometheusApi {
                     std::chrono::milliseconds timeout) override;
   void series(const std::string& selector, Clock::time_point start,
               std::chrono::milliseconds timeout, const SeriesVisitor& visitor) override;
+
+  // For shutdown: every call in progress ends at once and every later call fails at once, as
+  // kUnreachable, so no call holds the process until its deadline. Thread-safe.
+  void cancelCalls();
 
  private:
   struct Impl;

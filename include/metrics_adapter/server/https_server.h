@@ -45,7 +45,7 @@ struct ServerOptions {
   std::string tls_min_version = "VersionTLS12";  // VersionTLS12 | VersionTLS13
   std::vector<std::string> tls_cipher_suites;    // Go/IANA names; empty = forward-secret AEAD
   std::size_t max_header_bytes = 1 << 20;        // larger -> 431 and close
-  std::size_t max_body_bytes = 1 << 20;          // larger -> 413 and close
+  std::size_t max_body_bytes = 64 << 10;         // larger -> 413 and close (every route is a GET)
   std::size_t max_connections = 1024;            // further accepts are closed at once
   std::size_t max_in_flight = 400;               // queued+running handlers; over -> 429
   std::chrono::seconds header_timeout{10};       // time to receive a full header
@@ -69,9 +69,12 @@ class HttpsServer {
   // std::runtime_error with a clear message (bad cert/key, port in use).
   void start();
   // Stops accepting, finishes in-flight requests (up to `drain`), joins the threads. A handler
-  // still running after `drain` is not interrupted: stop() waits for it to return (its response
-  // is dropped). Must not be called from the handler. Idempotent.
-  void stop(std::chrono::seconds drain = std::chrono::seconds(10));
+  // still running after `drain` is not interrupted: its client gets 503 "the server is shutting
+  // down" with Retry-After, `on_drain_expired` runs (e.g. to cancel the handlers' outbound
+  // calls), and stop() waits for the handler to return (its response is dropped). Must not be
+  // called from the handler. Idempotent.
+  void stop(std::chrono::seconds drain = std::chrono::seconds(10),
+            const std::function<void()>& on_drain_expired = {});
 
   std::uint16_t port() const;  // the bound port (useful with port 0)
 

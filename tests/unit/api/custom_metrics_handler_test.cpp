@@ -230,12 +230,16 @@ TEST_F(CustomMetricsHandlerTest, PrometheusFailuresMapTo503Or500) {
     Kind kind;
     int http_status;
     int expected;
+    std::string error_type = "bad_data";
   };
-  for (const Case& c : {Case{Kind::kUnreachable, 0, 503}, Case{Kind::kTimeout, 0, 503},
-                        Case{Kind::kHttpStatus, 502, 503}, Case{Kind::kApiError, 400, 500},
-                        Case{Kind::kBadResponse, 200, 500}}) {
+  // Prometheus's own "cannot answer now" (503 with errorType unavailable or timeout) is a 503.
+  for (const Case& c :
+       {Case{Kind::kUnreachable, 0, 503}, Case{Kind::kTimeout, 0, 503},
+        Case{Kind::kHttpStatus, 502, 503}, Case{Kind::kApiError, 400, 500},
+        Case{Kind::kApiError, 503, 503, "unavailable"}, Case{Kind::kApiError, 0, 503, "timeout"},
+        Case{Kind::kApiError, 422, 500, "execution"}, Case{Kind::kBadResponse, 200, 500}}) {
     prometheus_->answer = [c](const std::string&) -> prometheus::QueryResult {
-      throw prometheus::PrometheusError(c.kind, c.http_status, "bad_data: boom");
+      throw prometheus::PrometheusError(c.kind, c.http_status, c.error_type + ": boom");
     };
     std::string message;
     EXPECT_EQ(errorCode(request("default", "pods", "*", "duty_cycle_current"), &message),

@@ -69,6 +69,15 @@ TEST(FlagsTest, ErrorsNameTheFlag) {
   }
 }
 
+TEST(FlagsTest, PrometheusMaxResponseBytesBoundsQueryAnswers) {
+  EXPECT_EQ(parse({"--config=c"}).prometheus.max_response_bytes, std::size_t{16} << 20);
+  EXPECT_EQ(parse({"--config=c", "--prometheus-max-response-bytes=1048576"})
+                .prometheus.max_response_bytes,
+            std::size_t{1} << 20);
+  EXPECT_THROW(parse({"--config=c", "--prometheus-max-response-bytes=10"}), FlagError);
+  EXPECT_THROW(parse({"--config=c", "--prometheus-max-response-bytes=1Gi"}), FlagError);
+}
+
 TEST(GoDurationTest, Table) {
   struct Case {
     const char* text;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
 
 namespace metrics_adapter::kube {
 namespace {
@@ -16,12 +18,14 @@ class FakeKubeApi : public KubeApi {
   std::vector<std::string> calls;
   std::vector<std::string> accepts;
   bool down = false;
+  std::optional<KubeError> failure;  // thrown by every call while set
 
   nlohmann::json get(const std::string& path, std::string_view accept,
                      std::chrono::milliseconds) override {
     calls.push_back(path);
     accepts.emplace_back(accept);
     if (down) throw KubeError(503, "the server is currently unable to handle the request");
+    if (failure) throw *failure;
     auto it = pages.find(path);
     if (it == pages.end()) throw KubeError(404, "not found: " + path);
     return it->second;
@@ -118,6 +122,87 @@ TEST_F(CachedObjectListerTest, EntriesAreBounded) {
   EXPECT_EQ(lister_->stats().list_calls, 3u);
   list("", "a");
   EXPECT_EQ(lister_->stats().list_calls, 4u);
+}
+
+TEST_F(CachedObjectListerTest, ServesTheLastListWhileTheApiFailsForAtMostMaxStale) {
+  EXPECT_EQ(list("app=web").size(), 2u);
+  api_->down = true;
+  now_ += 11s;  // past the ttl: a LIST is due, and fails
+  EXPECT_EQ(list("app=web"), (std::vector<std::string>{"web-1", "web-2"}));
+  EXPECT_EQ(lister_->stats().stale_answers, 1u);
+  EXPECT_EQ(lister_->stats().list_calls, 2u);
+  // The stale list stands for one more ttl without asking the failing API again.
+  const std::size_t calls = api_->calls.size();
+  now_ += 9s;
+  EXPECT_EQ(list("app=web").size(), 2u);
+  EXPECT_EQ(api_->calls.size(), calls);
+  now_ += 2s;
+  EXPECT_EQ(list("app=web").size(), 2u);
+  EXPECT_EQ(lister_->stats().list_calls, 3u);
+  // Never older than ttl + max_stale (2 minutes by default).
+  now_ += 2min;
+  EXPECT_THROW(list("app=web"), KubeError);
+  api_->down = false;
+  now_ += 10s;
+  EXPECT_EQ(list("app=web").size(), 2u);
+}
+
+TEST_F(CachedObjectListerTest, RetryAfterIsHonouredBeforeListingAgain) {
+  api_->failure = KubeError(429, "Too many requests").withRetryAfter(3s);
+  EXPECT_THROW(list("app=web"), KubeError);
+  EXPECT_EQ(api_->calls.size(), 1u);
+  api_->failure.reset();
+  now_ += 2s;
+  try {
+    list("app=web");
+    ADD_FAILURE() << "no error within the Retry-After delay";
+  } catch (const KubeError& e) {
+    EXPECT_EQ(e.httpStatus(), 429);
+    EXPECT_STREQ(e.what(), "Too many requests");
+  }
+  EXPECT_EQ(api_->calls.size(), 1u);  // the API was not asked again
+  now_ += 1s;
+  EXPECT_EQ(list("app=web").size(), 2u);
+}
+
+TEST_F(CachedObjectListerTest, AListWithMoreThanMaxObjectsFailsAndIsNotKept) {
+  lister_ = std::make_unique<CachedObjectLister>(
+      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_objects = 3},
+      [this] { return now_; });
+  try {
+    list("");
+    ADD_FAILURE() << "four objects were accepted";
+  } catch (const KubeError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 3 objects"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(lister_->stats().cached_objects, 0u);
+}
+
+TEST_F(CachedObjectListerTest, AnEndlessChainOfContinueTokensEnds) {
+  api_->pages["/api/v1/namespaces/loop/pods?limit=2"] = page({}, "again");
+  api_->pages["/api/v1/namespaces/loop/pods?limit=2&continue=again"] = page({}, "again");
+  lister_ = std::make_unique<CachedObjectLister>(
+      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_objects = 10},
+      [this] { return now_; });
+  EXPECT_THROW(list("", "loop"), KubeError);
+  EXPECT_EQ(api_->calls.size(), 10u / 2u + 2u);
+}
+
+TEST_F(CachedObjectListerTest, ObjectsHeldOverAllListsAreBounded) {
+  api_->pages["/api/v1/namespaces/small/pods?limit=2"] = page({object("s-1", nullptr)});
+  lister_ = std::make_unique<CachedObjectLister>(
+      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_cached_objects = 4},
+      [this] { return now_; });
+  list("");  // four objects in default
+  EXPECT_EQ(lister_->stats().cached_objects, 4u);
+  now_ += 1s;
+  list("", "small");  // five in all: the older list goes
+  EXPECT_EQ(lister_->stats().cached_objects, 1u);
+  EXPECT_EQ(lister_->stats().entries, 1u);
+  list("", "small");
+  EXPECT_EQ(lister_->stats().list_calls, 2u);
+  list("");
+  EXPECT_EQ(lister_->stats().list_calls, 3u);
 }
 
 TEST(ListPathTest, Table) {

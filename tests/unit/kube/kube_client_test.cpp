@@ -171,6 +171,49 @@ TEST_F(KubeClientTest, ErrorAnswersCarryTheStatusAndItsMessage) {
   }
 }
 
+TEST_F(KubeClientTest, ThrottledAnswersCarryTheirRetryAfter) {
+  struct Case {
+    int status;
+    std::string retry_after;
+    std::chrono::seconds expected;
+  };
+  const Case cases[] = {
+      {429, "3", std::chrono::seconds(3)},      // throttled
+      {503, "1", std::chrono::seconds(1)},      // unavailable
+      {429, "", std::chrono::seconds(0)},       // no header
+      {429, "3600", std::chrono::seconds(60)},  // capped
+      {403, "5", std::chrono::seconds(0)},      // only throttling and server errors ask to wait
+  };
+  for (const auto& c : cases) {
+    Reply reply = jsonReply(R"({"kind":"Status","message":"slow down"})", c.status);
+    if (!c.retry_after.empty()) reply.headers.emplace_back("Retry-After", c.retry_after);
+    FakeHttpServer server(answering(reply));
+    KubeClient client(optionsFor(server));
+    const KubeError error =
+        errorOf([&] { client.get("/api/v1/pods?limit=500", "application/json", kGenerous); });
+    EXPECT_EQ(error.httpStatus(), c.status);
+    EXPECT_EQ(error.retryAfter(), c.expected) << c.status << " " << c.retry_after;
+  }
+}
+
+TEST(ParseRetryAfterTest, WholeSecondsOnlyCapped) {
+  using std::chrono::seconds;
+  const std::pair<std::string, seconds> cases[] = {
+      {"0", seconds(0)},
+      {"7", seconds(7)},
+      {" 7 ", seconds(7)},
+      {"120", seconds(30)},
+      {"99999999999999999999999", seconds(30)},
+      {"-1", seconds(0)},
+      {"1.5", seconds(0)},
+      {"Wed, 21 Oct 2015 07:28:00 GMT", seconds(0)},
+      {"", seconds(0)},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(parseRetryAfter(text, seconds(30)), expected) << '"' << text << '"';
+  }
+}
+
 TEST(KubeErrorForAnswerTest, StatusMessageOrAShortPrefixOfTheBody) {
   struct Case {
     const char* label;

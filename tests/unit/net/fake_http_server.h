@@ -53,6 +53,7 @@ struct Reply {
   };
   int status = 200;
   std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // extra header lines
   std::string body;
   Mode mode = Mode::kNormal;
   // When set, the body is sent chunked: called until it returns false, each call filling `chunk`.
@@ -188,6 +189,7 @@ class FakeHttpServer {
     if (reply.mode == Reply::Mode::kHang) return waitForStop();
     std::string head = "HTTP/1.1 " + std::to_string(reply.status) +
                        " Fake\r\nContent-Type: " + reply.content_type + "\r\nConnection: close\r\n";
+    for (const auto& [name, value] : reply.headers) head += name + ": " + value + "\r\n";
     if (reply.chunks) {
       head += "Transfer-Encoding: chunked\r\n\r\n";
       boost::asio::write(stream, boost::asio::buffer(head), error);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "metrics_adapter/net/http_client_factory.h"
 #include "unit/net/fake_http_server.h"
@@ -23,10 +24,15 @@ struct Reported : std::runtime_error {
   CallFailure failure;
 };
 
-CallContext contextFor(unsigned short port, milliseconds budget) {
+CallContext contextFor(unsigned short port, milliseconds budget,
+                       std::shared_ptr<CallCanceller> canceller = nullptr) {
   return CallContext{
-      "127.0.0.1", std::to_string(port), std::chrono::steady_clock::now() + budget, "(hint)",
-      [](const CallFailure& failure) { return std::make_exception_ptr(Reported(failure)); }};
+      "127.0.0.1",
+      std::to_string(port),
+      std::chrono::steady_clock::now() + budget,
+      "(hint)",
+      [](const CallFailure& failure) { return std::make_exception_ptr(Reported(failure)); },
+      std::move(canceller)};
 }
 
 std::unique_ptr<web::http::client::http_client> clientFor(const std::string& origin) {
@@ -97,6 +103,59 @@ TEST(HttpCallTest, RefusedConnectionsAreUnreachableInTheSystemsWords) {
   });
   EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
   EXPECT_EQ(failure.cause, "Connection refused");
+}
+
+// Far beyond any test's runtime: a cancelled call that waited for it would hang the test.
+constexpr milliseconds kLongDeadline{120000};
+const std::string kCancelled = "the call was cancelled: the adapter is shutting down";
+
+TEST(HttpCallTest, CancelAllEndsACallWaitingForItsAnswer) {
+  Reply hang;
+  hang.mode = Reply::Mode::kHang;
+  FakeHttpServer server(testing::answering(hang));
+  const auto client = clientFor(server.url());
+  auto canceller = std::make_shared<CallCanceller>();
+  std::thread cancel([&] {
+    while (server.requests().empty()) std::this_thread::sleep_for(milliseconds(10));
+    canceller->cancelAll();
+  });
+  const CallFailure failure = failureOf([&] {
+    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
+                  contextFor(server.port(), kLongDeadline, canceller));
+  });
+  cancel.join();
+  EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
+  EXPECT_EQ(failure.cause, kCancelled);
+}
+
+TEST(HttpCallTest, CancelAllEndsACallReadingAStalledBody) {
+  Reply stall = testing::jsonReply("{\"partial\":");
+  stall.mode = Reply::Mode::kStallMidBody;
+  FakeHttpServer server(testing::answering(stall));
+  const auto client = clientFor(server.url());
+  auto canceller = std::make_shared<CallCanceller>();
+  HttpCall call(*client, web::http::http_request(web::http::methods::GET),
+                contextFor(server.port(), kLongDeadline, canceller));
+  std::thread cancel([&] { canceller->cancelAll(); });
+  const CallFailure failure = failureOf([&] { readBody(call, 1 << 20); });
+  cancel.join();
+  EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
+  EXPECT_EQ(failure.cause, kCancelled);
+}
+
+TEST(HttpCallTest, CallsStartedAfterCancelAllFailWithoutBeingSent) {
+  FakeHttpServer server(testing::answering(testing::jsonReply("{}")));
+  const auto client = clientFor(server.url());
+  auto canceller = std::make_shared<CallCanceller>();
+  canceller->cancelAll();
+  EXPECT_TRUE(canceller->cancelled());
+  const CallFailure failure = failureOf([&] {
+    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
+                  contextFor(server.port(), kLongDeadline, canceller));
+  });
+  EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
+  EXPECT_EQ(failure.cause, kCancelled);
+  EXPECT_TRUE(server.requests().empty());
 }
 
 }  // namespace

@@ -356,6 +356,28 @@ TEST(PrometheusClientTimeoutTest, HungServerCannotHoldACallPastItsDeadline) {
   EXPECT_EQ(series_error.kind(), Kind::kTimeout);
 }
 
+TEST(PrometheusClientTimeoutTest, CancelCallsEndsCallsInProgressAndLaterOnes) {
+  Reply hang;
+  hang.mode = Reply::Mode::kHang;
+  FakePrometheus fake(always(hang));
+  PrometheusClient client(optionsFor(fake));
+  std::thread canceller([&] {
+    while (fake.requests().empty()) std::this_thread::sleep_for(milliseconds(10));
+    client.cancelCalls();
+  });
+  // The relist's deadline, far beyond the test: only the cancellation can end the call.
+  const PrometheusError error =
+      errorOf([&] { client.series("up", kAt, milliseconds(60000), [](auto, const auto&) {}); });
+  canceller.join();
+  EXPECT_EQ(error.kind(), Kind::kUnreachable);
+  EXPECT_NE(std::string(error.what()).find("the adapter is shutting down"), std::string::npos)
+      << error.what();
+
+  const PrometheusError later = errorOf([&] { client.query("up", kAt, kGenerous); });
+  EXPECT_EQ(later.kind(), Kind::kUnreachable);
+  EXPECT_EQ(fake.requests().size(), 1u);  // never sent
+}
+
 TEST(PrometheusClientTimeoutTest, ClientTimeoutCapsLongerCallTimeouts) {
   Reply hang;
   hang.mode = Reply::Mode::kHang;

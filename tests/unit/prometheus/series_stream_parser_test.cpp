@@ -109,6 +109,17 @@ TEST(ParseSeriesStreamTest, DeepNestingInUnknownMembersIsSkippedWithoutRecursion
             (std::vector<Seen>{{"up", {}}}));
 }
 
+TEST(ParseSeriesStreamTest, NestingBeyondAMillionLevelsIsABadResponse) {
+  const std::string deep = std::string((1 << 20) + 1, '[');
+  try {
+    parseAll(R"({"status":"success","x":)" + deep);
+    FAIL() << "accepted";
+  } catch (const PrometheusError& e) {
+    EXPECT_EQ(e.kind(), Kind::kBadResponse);
+    EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ParseSeriesStreamTest, VisitorExceptionsPropagate) {
   std::istringstream in(R"({"status":"success","data":[{"__name__":"a"},{"__name__":"b"}]})");
   int calls = 0;

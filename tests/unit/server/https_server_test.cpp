@@ -151,5 +151,72 @@ TEST_F(HttpsServerTest, StopStopsAcceptingAndFinishesInFlightRequests) {
   EXPECT_FALSE(response.keep_alive());
 }
 
+TEST_F(HttpsServerTest, ARequestCompletedDuringShutdownGets503WithRetryAfter) {
+  std::atomic<bool> entered{false};
+  server_ = startServer(options_, [&](const HttpRequest& request) {
+    if (request.target == "/slow") {
+      entered = true;
+      release_.wait();
+    }
+    return textResponse("finished");
+  });
+  const std::uint16_t port = server_->port();
+  TlsClient draining;
+  ASSERT_FALSE(draining.connect(port));
+  ASSERT_FALSE(draining.send(Request(http::verb::get, "/slow", 11)));
+  ASSERT_TRUE(eventually([&] { return entered.load(); }));
+  TlsClient late;
+  ASSERT_FALSE(late.connect(port));
+  ASSERT_FALSE(late.writeRaw("GET /late HTTP/1.1\r\nHost: localhost\r\n"));
+
+  std::thread stopper([&] { server_->stop(std::chrono::seconds(10)); });
+  EXPECT_TRUE(eventually([&] { return static_cast<bool>(TlsClient().connect(port)); }));
+  ASSERT_FALSE(late.writeRaw("\r\n"));
+  const auto [ec, refused] = late.read();
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(refused.result_int(), 503u);
+  EXPECT_EQ(refused["Retry-After"], "1");
+  EXPECT_NE(refused.body().find(R"("message":"the server is shutting down")"), std::string::npos)
+      << refused.body();
+  EXPECT_FALSE(refused.keep_alive());
+
+  release_.open();
+  const auto [drained_ec, drained] = draining.read();
+  stopper.join();
+  ASSERT_FALSE(drained_ec) << drained_ec.message();
+  EXPECT_EQ(drained.body(), "finished");
+}
+
+TEST_F(HttpsServerTest, ARequestStillRunningAfterTheDrainGets503WithRetryAfter) {
+  std::atomic<bool> entered{false};
+  server_ = startServer(options_, [&](const HttpRequest&) {
+    entered = true;
+    release_.wait();
+    return textResponse("too late");
+  });
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  ASSERT_FALSE(client.send(Request(http::verb::get, "/stuck", 11)));
+  ASSERT_TRUE(eventually([&] { return entered.load(); }));
+
+  // The hook is what lets the stuck handler return (as cancelling its Prometheus call does).
+  std::atomic<bool> hook_ran{false};
+  std::thread stopper([&] {
+    server_->stop(std::chrono::seconds(1), [&] {
+      hook_ran = true;
+      release_.open();
+    });
+  });
+  const auto [ec, response] = client.read();
+  stopper.join();
+  EXPECT_TRUE(hook_ran);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response.result_int(), 503u);
+  EXPECT_EQ(response["Retry-After"], "1");
+  EXPECT_NE(response.body().find(R"("message":"the server is shutting down")"), std::string::npos)
+      << response.body();
+  EXPECT_FALSE(response.keep_alive());
+}
+
 }  // namespace
 }  // namespace metrics_adapter::server

@@ -160,6 +160,23 @@ TEST_F(LimitsTest, OversizedBodyGets413) {
   EXPECT_EQ(calls_, 0);
 }
 
+TEST_F(LimitsTest, ByDefaultABodyOver64KiBGets413) {
+  start();
+  TlsClient fits;
+  ASSERT_FALSE(fits.connect(server_->port()));
+  Request request(http::verb::post, "/", 11);
+  request.body() = std::string(64 << 10, 'b');
+  EXPECT_EQ(fits.roundTrip(std::move(request)).body(), "fast");
+  // Refused on its announced length, before any of the body is read.
+  TlsClient over;
+  ASSERT_FALSE(over.connect(server_->port()));
+  ASSERT_FALSE(over.writeRaw("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 65537\r\n\r\n"));
+  const auto [ec, response] = over.read();
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(response.result_int(), 413u);
+  EXPECT_EQ(calls_, 1);
+}
+
 TEST_F(LimitsTest, OversizedChunkedBodyGets413) {
   options_.max_body_bytes = 1024;
   start();

@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""The performance benchmark of issue 8, one command: `python3 bench/run.py`.
+
+Builds Release (build-perf, -DMA_BUILD_BENCH=ON), then for each series count N starts the fake
+Prometheus (bench/fake_prometheus.cpp), the fake Kubernetes API of the integration tests (100
+pods labelled app=bench) and the real metrics-adapter with config/gpu-dcgm-exporter.yaml, and
+measures:
+  - discovery: time from exec to a complete discovery document, RSS after startup (idle), peak
+    and steady RSS, CPU seconds per relist (/proc/<pid>/stat across relists);
+  - load over TLS keep-alive (wrk): p50/p99 and requests/s of the discovery document and of
+    pods/* over 100 pods with the HPA's labelSelector;
+  - the adapter's own time for pods/* against Prometheus's (its access log at --v=6: handler
+    latency and the time it waited on Prometheus, per request).
+Each phase runs in its own adapter process, so relists (whose interval is short in the
+discovery phase) do not disturb the load phases. Prints a table; --json writes the figures."""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH)
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import harness  # noqa: E402  (Processes, FakeKube, free_port, wait_until)
+
+CONFIG = os.path.join(REPO, "config", "gpu-dcgm-exporter.yaml")
+METRICS = 16  # distinct DCGM series names the fake serves
+RESOURCES = 4  # namespace, pod, Hostname, service: each maps to a resource
+RULES = 2  # the dcgm config serves every series as X and X_AVG
+PODS = 100
+DISCOVERY_PATH = "/apis/custom.metrics.k8s.io/v1beta1"
+PODS_PATH = ("/apis/custom.metrics.k8s.io/v1beta1/namespaces/bench/pods/*/DCGM_FI_DEV_GPU_UTIL"
+             "?labelSelector=app%3Dbench")
+ACCESS_LINE = re.compile(r"GET (\S+) (\d+) ([\d.]+)ms(?: promql=([\d.]+)ms)?")
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+BENCH_PACKAGES = ["wrk", "libbenchmark-dev"]
+
+
+def build(build_dir):
+    # Release at -O2: g++ 12 at -O3 reports a false -Wrestrict in string concatenation
+    # (src/discovery/resource_converter.cpp), which -Werror makes fatal.
+    subprocess.run(["cmake", "-S", REPO, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                    "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG", "-DMA_BUILD_BENCH=ON"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", build_dir, "--target", "metrics-adapter",
+                    "fake_prometheus", "discovery_parse_bench", "-j2"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def install_packages():
+    """What building and the load generator need, from Debian packages: the project's own list
+    (scripts/install-deps.sh), then the bench-only ones."""
+    subprocess.run(["bash", os.path.join(REPO, "scripts", "install-deps.sh")], check=True)
+    missing = [p for p in BENCH_PACKAGES if subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", p], capture_output=True,
+        text=True).stdout != "install ok installed"]
+    if not missing:
+        return
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing,
+                   check=True, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def parse_microbenchmark(build_dir):
+    """{benchmark name: CPU microseconds per series} of bench/discovery_parse_bench.cpp."""
+    out = subprocess.run([os.path.join(build_dir, "bench", "discovery_parse_bench"),
+                          "--benchmark_format=json"], capture_output=True, text=True,
+                         check=True).stdout
+    return {b["name"].split("/")[0]: 1e6 / b["items_per_second"]
+            for b in json.loads(out)["benchmarks"]}
+
+
+def proc_status(pid, field):
+    """A kB field of /proc/<pid>/status (VmRSS, VmHWM) in MiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime + stime
+
+
+class TlsClient:
+    """One keep-alive HTTPS connection to the adapter (its certificate is self-signed)."""
+
+    def __init__(self, port):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        self.connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=10,
+                                                      context=context)
+
+    def get_json(self, path):
+        self.connection.request("GET", path)
+        response = self.connection.getresponse()
+        body = response.read()
+        return response.status, json.loads(body) if body else None
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.binary = os.path.join(args.build_dir, "metrics-adapter")
+        self.fake_prometheus = os.path.join(args.build_dir, "bench", "fake_prometheus")
+        self.procs = harness.Processes()
+        objects = {"pods": [{"name": "bench-pod-%d" % i, "namespace": "bench",
+                             "labels": {"app": "bench"}} for i in range(PODS)]}
+        self.kube = harness.FakeKube(self.procs, objects)
+
+    def start_prometheus(self, series):
+        process = self.procs.spawn("prometheus-%d" % series, [
+            self.fake_prometheus, "--series", str(series), "--metrics", str(METRICS),
+            "--pods", str(PODS)])
+        port = harness.wait_until(lambda: self._first_line(process), timeout=10,
+                                  what="the fake Prometheus to print its port")
+        return process, "http://127.0.0.1:%d" % int(port)
+
+    def _first_line(self, process):
+        text = self.procs.log(process)
+        return text.split("\n", 1)[0] if "\n" in text else None
+
+    def prometheus_stats(self, url):
+        return harness.http_get_json(url + "/stats")
+
+    def start_adapter(self, name, prometheus_url, relist_interval, verbosity):
+        port = harness.free_port()
+        argv = [self.binary, "--config=" + CONFIG, "--prometheus-url=" + prometheus_url,
+                "--secure-port=%d" % port, "--bind-address=127.0.0.1",
+                "--cert-dir=" + os.path.join(self.procs.workdir, "certs-" + name),
+                "--authentication-mode=none", "--lister-kubeconfig=" + self.kube.kubeconfig,
+                "--metrics-relist-interval=" + relist_interval, "--max-requests-inflight=2000",
+                "--v=%d" % verbosity]
+        began = time.monotonic()
+        process = self.procs.spawn("adapter-" + name, argv)
+        return process, port, began
+
+    def wait_for_discovery(self, process, port, began):
+        """Seconds from exec to a discovery document with every expected entry."""
+        expected = METRICS * RULES * RESOURCES
+        client = None
+        seen = 0
+        while time.monotonic() - began < self.args.discovery_timeout:
+            if process.poll() is not None:
+                raise RuntimeError("the adapter exited: " + self.procs.log(process)[-2000:])
+            try:
+                client = client or TlsClient(port)
+                status, body = client.get_json(DISCOVERY_PATH)
+                seen = len(body["resources"]) if status == 200 else 0
+                if seen >= expected:
+                    return time.monotonic() - began
+            except (OSError, http.client.HTTPException):
+                client = None
+            time.sleep(0.005)  # polling interval, not synchronisation
+        raise RuntimeError("discovery incomplete after %ss: %d of %d entries"
+                           % (self.args.discovery_timeout, seen, expected))
+
+    def relists_done(self, process):
+        return self.procs.log(process).count("relist: ")
+
+    def discovery_phase(self, series, prometheus_url):
+        process, port, began = self.start_adapter("discovery-%d" % series, prometheus_url,
+                                                  self.args.relist_interval, 0)
+        result = {"discovery_s": self.wait_for_discovery(process, port, began)}
+        harness.wait_until(lambda: self.relists_done(process) >= 1, timeout=60,
+                           what="the first relist to be logged")
+        result["rss_after_first_relist_mib"] = proc_status(process.pid, "VmRSS")
+        first = self.relists_done(process)
+        cpu_before = cpu_seconds(process.pid)
+        target = first + self.args.relists
+        harness.wait_until(lambda: self.relists_done(process) >= target, interval=0.05,
+                           timeout=self.args.relists * 120, what="%d relists" % target)
+        result["cpu_per_relist_s"] = (cpu_seconds(process.pid) - cpu_before) / self.args.relists
+        result["peak_rss_mib"] = proc_status(process.pid, "VmHWM")
+        result["steady_rss_mib"] = proc_status(process.pid, "VmRSS")
+        result["steady_anon_mib"] = proc_status(process.pid, "RssAnon")
+        self.procs.stop(process)
+        return result
+
+    def wrk(self, port, path, connections, seconds):
+        out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--latency",
+                              "https://127.0.0.1:%d%s" % (port, path)],
+                             capture_output=True, text=True, check=True).stdout
+        result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+        for percentile in ("50", "99"):
+            match = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % percentile, out)
+            scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+            result["p%s_ms" % percentile] = float(match.group(1)) * scale
+        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        result["errors"] = int(errors.group(1)) if errors else 0
+        return result
+
+    def load_phase(self, series, prometheus_url):
+        process, port, began = self.start_adapter("load-%d" % series, prometheus_url, "1h", 0)
+        self.wait_for_discovery(process, port, began)
+        idle = proc_status(process.pid, "VmRSS")
+        idle_anon = proc_status(process.pid, "RssAnon")
+        status, body = TlsClient(port).get_json(PODS_PATH)
+        assert status == 200 and len(body["items"]) == PODS, (status, body)
+        pools = sorted({self.args.latency_connections, self.args.connections})
+        runs = {(path, pool): [] for path in ("discovery", "pods") for pool in pools}
+        stats_before = self.prometheus_stats(prometheus_url)
+        pods_requests = 0
+        for _ in range(self.args.runs):
+            for pool in pools:
+                runs[("discovery", pool)].append(
+                    self.wrk(port, DISCOVERY_PATH, pool, self.args.seconds))
+                pods = self.wrk(port, PODS_PATH, pool, self.args.seconds)
+                pods_requests += pods["rps"] * self.args.seconds
+                runs[("pods", pool)].append(pods)
+        stats = self.prometheus_stats(prometheus_url)
+        queries = stats["query_calls"] - stats_before["query_calls"]
+        busy_us = stats["query_busy_us"] - stats_before["query_busy_us"]
+        result = {"idle_rss_mib": idle, "idle_anon_mib": idle_anon,
+                  "rss_after_load_mib": proc_status(process.pid, "VmRSS"),
+                  "prometheus_queries_per_pods_request": queries / max(pods_requests, 1),
+                  "fake_prometheus_ms_per_query": busy_us / 1000.0 / max(queries, 1)}
+        for (path, pool), values in runs.items():
+            result["%s_c%d" % (path, pool)] = {
+                key: statistics.median(v[key] for v in values) for key in values[0]}
+        self.procs.stop(process)
+        return result
+
+    def split_phase(self, series, prometheus_url):
+        """pods/* per request: the adapter's handler time minus its wait on Prometheus."""
+        process, port, began = self.start_adapter("split-%d" % series, prometheus_url, "1h", 6)
+        self.wait_for_discovery(process, port, began)
+        offset = len(self.procs.log(process))
+        self.wrk(port, PODS_PATH, self.args.latency_connections, self.args.seconds)
+        overheads, waits, totals = [], [], []
+        for match in ACCESS_LINE.finditer(self.procs.log(process)[offset:]):
+            if match.group(1).startswith("/apis/custom.metrics.k8s.io/v1beta1/namespaces/bench"):
+                waited = float(match.group(4) or 0)
+                overheads.append(float(match.group(3)) - waited)
+                waits.append(waited)
+                totals.append(float(match.group(3)))
+        self.procs.stop(process)
+        return {"requests": len(overheads), "overhead_p50_ms": percentile(overheads, 50),
+                "overhead_p99_ms": percentile(overheads, 99),
+                "prometheus_p50_ms": percentile(waits, 50),
+                "prometheus_p99_ms": percentile(waits, 99),
+                "handler_p50_ms": percentile(totals, 50), "handler_p99_ms": percentile(totals, 99)}
+
+    def run(self, series):
+        prometheus, url = self.start_prometheus(series)
+        result = {"series": series}
+        result.update(self.discovery_phase(series, url))
+        if not self.args.skip_load:
+            result.update(self.load_phase(series, url))
+            result["split"] = self.split_phase(series, url)
+        self.procs.stop(prometheus)
+        return result
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100.0 * (len(ordered) - 1))))]
+
+
+def print_table(results, args):
+    print()
+    print("metrics-adapter benchmark: %d cores (%s) shared by the adapter, the fakes and wrk "
+          "(-t1, %ds per run), median of %d run(s)"
+          % (os.cpu_count(), cpu_model(), args.seconds, args.runs))
+    print("load average at the end: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+    rows = [
+        ("series", lambda r: "%d" % r["series"]),
+        ("start to full discovery (s)", lambda r: "%.2f" % r["discovery_s"]),
+        ("CPU per relist (s)", lambda r: "%.2f" % r["cpu_per_relist_s"]),
+        ("peak RSS (MiB)", lambda r: "%.1f" % r["peak_rss_mib"]),
+        ("steady RSS after relists (MiB)", lambda r: "%.1f" % r["steady_rss_mib"]),
+        ("  of which anonymous (MiB)", lambda r: "%.1f" % r["steady_anon_mib"]),
+    ]
+    if not args.skip_load:
+        rows += [
+            ("idle RSS, discovery held (MiB)", lambda r: "%.1f" % r["idle_rss_mib"]),
+            ("  of which anonymous (MiB)", lambda r: "%.1f" % r["idle_anon_mib"]),
+            ("RSS after load (MiB)", lambda r: "%.1f" % r["rss_after_load_mib"]),
+        ]
+        for path, label in (("discovery", "discovery"), ("pods", "pods/* (100 pods)")):
+            for pool in sorted({args.latency_connections, args.connections}):
+                key = "%s_c%d" % (path, pool)
+                rows += [
+                    ("%s, %d conns: p50 / p99 (ms)" % (label, pool),
+                     lambda r, key=key: "%.3f / %.3f" % (r[key]["p50_ms"], r[key]["p99_ms"])),
+                    ("%s, %d conns: req/s" % (label, pool),
+                     lambda r, key=key: "%.0f" % r[key]["rps"]),
+                ]
+        rows += [
+            ("pods/*: Prometheus queries per request",
+             lambda r: "%.3f" % r["prometheus_queries_per_pods_request"]),
+            ("pods/*: fake Prometheus's own time per query (ms)",
+             lambda r: "%.3f" % r["fake_prometheus_ms_per_query"]),
+            ("pods/*, %d conns: adapter own p50 / p99 (ms)" % args.latency_connections,
+             lambda r: "%.3f / %.3f" % (r["split"]["overhead_p50_ms"],
+                                        r["split"]["overhead_p99_ms"])),
+            ("pods/*, %d conns: Prometheus call p50 / p99 (ms)" % args.latency_connections,
+             lambda r: "%.3f / %.3f" % (r["split"]["prometheus_p50_ms"],
+                                        r["split"]["prometheus_p99_ms"])),
+            ("pods/*, %d conns: whole handler p50 / p99 (ms)" % args.latency_connections,
+             lambda r: "%.3f / %.3f" % (r["split"]["handler_p50_ms"],
+                                        r["split"]["handler_p99_ms"])),
+        ]
+    width = max(len(name) for name, _ in rows)
+    for name, cell in rows:
+        print("| %-*s | %s |" % (width, name, " | ".join("%14s" % cell(r) for r in results)))
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build-perf"))
+    parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--connections", type=int, default=16,
+                        help="keep-alive connections of the throughput runs")
+    parser.add_argument("--latency-connections", type=int, default=2,
+                        help="keep-alive connections of the latency runs")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3, help="load runs; the median is shown")
+    parser.add_argument("--relists", type=int, default=3, help="relists CPU is averaged over")
+    parser.add_argument("--relist-interval", default="1s")
+    parser.add_argument("--discovery-timeout", type=float, default=120)
+    parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    if not args.no_build:
+        install_packages()
+        build(args.build_dir)
+    # Stopped from outside: still stop every process started (in the `finally` below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    per_series = parse_microbenchmark(args.build_dir)
+    bench = Bench(args)
+    results = []
+    try:
+        for series in [int(s) for s in args.sizes.split(",")]:
+            results.append(bench.run(series))
+            print(json.dumps(results[-1]), file=sys.stderr)
+    finally:
+        bench.procs.stop_all()
+    print_table(results, args)
+    print("discovery without the network (bench/discovery_parse_bench, CPU per series): %s"
+          % ", ".join("%s %.2f us" % item for item in per_series.items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "results": results,
+                       "parse_us_per_series": per_series}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

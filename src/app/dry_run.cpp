@@ -1,0 +1,192 @@
+#include "app/dry_run.h"
+
+#include <openssl/asn1.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/check_config.h"
+#include "auth/x509_verifier.h"
+#include "metrics_adapter/config/config.h"
+#include "metrics_adapter/kube/kube_client.h"
+#include "metrics_adapter/prometheus/prometheus_client.h"
+#include "server/certificate.h"
+#include "server/tls_context.h"
+#include "server/tls_policy.h"
+
+namespace metrics_adapter::app {
+namespace {
+
+// What the checks found: problems fail the dry run, notes make up the summary line.
+struct Findings {
+  std::vector<std::string> problems;
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+};
+
+void checkConfig(const AdapterOptions& options, Findings& found) {
+  try {
+    const config::AdapterConfig config = config::loadConfigFile(options.config_file);
+    std::vector<std::string> warnings;
+    compileOffline(config, &warnings);
+    for (auto& warning : warnings) found.warnings.push_back(std::move(warning));
+    found.notes.push_back("config " + options.config_file + " (" +
+                          std::to_string(config.rules.size()) + " rules, " +
+                          std::to_string(config.external_rules.size()) + " externalRules)");
+  } catch (const config::ConfigError& e) {
+    found.problems.push_back(std::string("invalid configuration: ") + e.what());
+  }
+}
+
+void checkPrometheus(const AdapterOptions& options, Findings& found) {
+  try {
+    prometheus::PrometheusClient client(options.prometheus);
+    found.notes.push_back("Prometheus " + options.prometheus.url);
+  } catch (const std::exception& e) {
+    found.problems.push_back(e.what());
+  }
+}
+
+// Loads the kubeconfig a flag names and builds the client the server would build from it.
+void checkKubeconfig(const char* flag, const std::string& path, Findings& found) {
+  try {
+    kube::KubeClient client(kube::loadKubeconfig(path));
+  } catch (const std::exception& e) {
+    found.problems.push_back(std::string("--") + flag + ": " + e.what());
+  }
+}
+
+// The Kubernetes API for the object lister and, in delegated mode, TokenReview and
+// SubjectAccessReview, resolved in the server's order.
+void checkKubernetes(const AdapterOptions& options, Findings& found) {
+  std::string lister = "none (wildcard requests with a labelSelector would answer 503)";
+  if (!options.lister_kubeconfig.empty()) {
+    checkKubeconfig("lister-kubeconfig", options.lister_kubeconfig, found);
+    lister = options.lister_kubeconfig;
+  } else if (!options.kubeconfig.empty()) {
+    checkKubeconfig("kubeconfig", options.kubeconfig, found);
+    lister = options.kubeconfig;
+  } else if (auto in_cluster = kube::inClusterOptions()) {
+    try {
+      kube::KubeClient client(*in_cluster);
+      lister = "in-cluster";
+    } catch (const std::exception& e) {
+      found.problems.push_back(std::string("in-cluster service account: ") + e.what());
+    }
+  } else if (options.auth.delegated) {
+    lister = "in-cluster (not present here; checked when the server starts in a pod)";
+  }
+  found.notes.push_back("Kubernetes API " + lister);
+  if (!options.auth.delegated) {
+    found.notes.push_back("authentication none (local use only)");
+    return;
+  }
+  if (!options.auth.authentication_kubeconfig.empty()) {
+    checkKubeconfig("authentication-kubeconfig", options.auth.authentication_kubeconfig, found);
+  }
+  if (!options.auth.authorization_kubeconfig.empty()) {
+    checkKubeconfig("authorization-kubeconfig", options.auth.authorization_kubeconfig, found);
+  }
+  found.notes.push_back("authentication delegated");
+}
+
+void checkCaFile(const char* flag, const std::string& path, Findings& found) {
+  if (path.empty()) return;
+  std::ifstream file(path);
+  if (!file) {
+    found.problems.push_back(std::string("--") + flag + ": cannot read " + path);
+    return;
+  }
+  std::stringstream pem;
+  pem << file.rdbuf();
+  try {
+    if (auth::parseCertificateBundle(pem.str()).empty()) {
+      found.problems.push_back(std::string("--") + flag + ": " + path + " holds no certificate");
+    }
+  } catch (const std::exception& e) {
+    found.problems.push_back(std::string("--") + flag + ": " + path + ": " + e.what());
+  }
+}
+
+std::string formatTime(const ASN1_TIME* time) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(time, &tm) != 1) return "?";
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+void checkServing(const AdapterOptions& options, Findings& found) {
+  const server::ServerOptions& serving = options.server;
+  boost::system::error_code error;
+  boost::asio::ip::make_address(serving.bind_address, error);
+  if (error)
+    found.problems.push_back("--bind-address: \"" + serving.bind_address +
+                             "\" is not an IP address");
+  server::TlsPolicy policy;
+  try {
+    policy = server::makeTlsPolicy(serving.tls_min_version, serving.tls_cipher_suites);
+  } catch (const std::invalid_argument& e) {
+    found.problems.push_back(e.what());
+    return;
+  }
+  const std::string where = "HTTPS on " + serving.bind_address + ":" + std::to_string(serving.port);
+  if (serving.tls_cert_file.empty() != serving.tls_key_file.empty()) {
+    found.problems.push_back("--tls-cert-file and --tls-private-key-file must be given together");
+    return;
+  }
+  if (serving.tls_cert_file.empty()) {
+    found.notes.push_back(where + " with a self-signed certificate in " + serving.cert_dir);
+    return;
+  }
+  try {
+    // The pair and the context are made as for the server's first connection.
+    const server::CertificatePair pair =
+        server::loadCertificatePair(serving.tls_cert_file, serving.tls_key_file);
+    server::makeServerContext(policy, pair);
+    X509* leaf = pair.chain.front().get();
+    const std::string until = formatTime(X509_get0_notAfter(leaf));
+    if (!server::isCurrentlyValid(leaf)) {
+      found.warnings.push_back(serving.tls_cert_file + " is not valid now (valid from " +
+                               formatTime(X509_get0_notBefore(leaf)) + " until " + until + ")");
+    }
+    found.notes.push_back(where + " with " + serving.tls_cert_file + " (valid until " + until +
+                          ")");
+  } catch (const std::exception& e) {
+    found.problems.push_back(e.what());
+  }
+}
+
+}  // namespace
+
+int runDryRun(const AdapterOptions& options, std::ostream& out, std::ostream& err) {
+  Findings found;
+  checkConfig(options, found);
+  checkPrometheus(options, found);
+  checkKubernetes(options, found);
+  checkCaFile("client-ca-file", options.auth.client_ca_file, found);
+  checkCaFile("requestheader-client-ca-file", options.auth.requestheader_client_ca_file, found);
+  checkServing(options, found);
+
+  if (!found.problems.empty()) {
+    for (const auto& problem : found.problems) err << "dry run: " << problem << "\n";
+    err << "dry run: the server would not start (" << found.problems.size() << " problem"
+        << (found.problems.size() == 1 ? "" : "s") << ")\n";
+    return 1;
+  }
+  for (const auto& warning : found.warnings) out << "warning: " << warning << "\n";
+  out << "dry run OK:";
+  for (std::size_t i = 0; i < found.notes.size(); ++i) {
+    out << (i == 0 ? " " : "; ") << found.notes[i];
+  }
+  out << "\n";
+  return 0;
+}
+
+}  // namespace metrics_adapter::app

@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/router.h"
+#include "metrics_adapter/config/config.h"
+#include "metrics_adapter/discovery/compiled_rule.h"
+#include "metrics_adapter/discovery/relister.h"
+#include "unit/fake_prometheus.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+constexpr const char* kRules = R"(
+rules:
+- seriesQuery: '{__name__=~"^gpu_.*"}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+  metricsQuery: <<.Series>>{<<.LabelMatchers>>}
+externalRules:
+- seriesQuery: '{__name__=~"^queue_.*"}'
+  metricsQuery: <<.Series>>{<<.LabelMatchers>>}
+)";
+
+// Discovery documents are rendered once per registry snapshot: these tests swap snapshots under
+// a router and check that every answer is the document of the snapshot in force.
+class RouterDiscoveryTest : public ::testing::Test {
+ protected:
+  RouterDiscoveryTest() {
+    auto rule_set = std::make_shared<discovery::RuleSet>();
+    rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    std::vector<std::string> warnings;
+    rule_set->rules = discovery::compileRules(config::parseConfig(kRules, "rules.yaml"),
+                                              *rule_set->mapper, &warnings);
+    relister_ =
+        std::make_shared<discovery::Relister>(rule_set, prometheus_, discovery::RelistOptions{});
+  }
+
+  void discover(std::vector<std::string> gpu_series, std::vector<std::string> queue_series) {
+    auto& gpu = prometheus_->series_by_selector["{__name__=~\"^gpu_.*\"}"];
+    auto& queue = prometheus_->series_by_selector["{__name__=~\"^queue_.*\"}"];
+    gpu.clear();
+    queue.clear();
+    for (auto& name : gpu_series) gpu.push_back({name, {"namespace", "pod"}});
+    for (auto& name : queue_series) queue.push_back({name, {"queue"}});
+    relister_->relistOnce();
+  }
+
+  Json get(const std::string& target, const std::string& user_agent = "") {
+    server::HttpRequest request;
+    request.method = "GET";
+    request.target = target;
+    if (!user_agent.empty()) request.headers.emplace_back("User-Agent", user_agent);
+    auto response = router_.handle(request);
+    EXPECT_EQ(response.status, 200) << target << ": " << response.body;
+    EXPECT_EQ(response.content_type, "application/json");
+    return Json::parse(response.body);
+  }
+
+  std::shared_ptr<testing::FakePrometheus> prometheus_ =
+      std::make_shared<testing::FakePrometheus>();
+  std::shared_ptr<discovery::Relister> relister_;
+  SnapshotSource snapshots_ = [this] { return relister_->snapshot(); };
+  Router router_{nullptr, nullptr, snapshots_, HealthChecks{}, "test"};
+};
+
+TEST_F(RouterDiscoveryTest, EachVersionAnswersTheDocumentOfTheCurrentSnapshot) {
+  discover({"gpu_util"}, {"queue_depth"});
+  for (int round = 0; round < 2; ++round) {  // the second round is answered from the cache
+    for (const std::string version : {"v1beta1", "v1beta2"}) {
+      EXPECT_EQ(get("/apis/custom.metrics.k8s.io/" + version),
+                customMetricsResourceList(version, *relister_->snapshot()));
+    }
+    EXPECT_EQ(get("/apis/external.metrics.k8s.io/v1beta1"),
+              externalMetricsResourceList(*relister_->snapshot()));
+  }
+  EXPECT_EQ(get("/apis/custom.metrics.k8s.io/v1beta1")["resources"].size(), 2u);  // pods, ns
+
+  discover({"gpu_util", "gpu_temp"}, {});
+  auto custom = get("/apis/custom.metrics.k8s.io/v1beta2");
+  EXPECT_EQ(custom, customMetricsResourceList("v1beta2", *relister_->snapshot()));
+  EXPECT_EQ(custom["resources"].size(), 4u);
+  EXPECT_EQ(get("/apis/external.metrics.k8s.io/v1beta1")["resources"], Json::array());
+}
+
+TEST_F(RouterDiscoveryTest, PrettyAndCompactAnswersCarryTheSameDocument) {
+  discover({"gpu_util"}, {"queue_depth"});
+  for (const char* path :
+       {"/apis", "/apis/custom.metrics.k8s.io", "/apis/custom.metrics.k8s.io/v1beta1",
+        "/apis/external.metrics.k8s.io", "/apis/external.metrics.k8s.io/v1beta1"}) {
+    EXPECT_EQ(get(path), get(path, "curl/8.0")) << path;
+  }
+  EXPECT_EQ(get("/apis"), apiGroupList());
+  EXPECT_EQ(get("/apis/custom.metrics.k8s.io"), customMetricsGroup());
+  EXPECT_EQ(get("/apis/external.metrics.k8s.io"), externalMetricsGroup());
+}
+
+TEST_F(RouterDiscoveryTest, RoutersOverDifferentSnapshotsDoNotShareDocuments) {
+  discover({"gpu_util"}, {});
+  auto rule_set = std::make_shared<discovery::RuleSet>();
+  rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+  auto empty = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
+  Router other(
+      nullptr, nullptr, [empty] { return empty; }, HealthChecks{}, "test");
+  server::HttpRequest request;
+  request.method = "GET";
+  request.target = "/apis/custom.metrics.k8s.io/v1beta1";
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(get(request.target)["resources"].size(), 2u);
+    EXPECT_EQ(Json::parse(other.handle(request).body)["resources"], Json::array());
+  }
+}
+
+}  // namespace
+}  // namespace metrics_adapter::api
