@@ -63,7 +63,10 @@ class SeriesSaxHandler final : public nlohmann::json_sax<Json> {
 
   // Checks the answer as a whole once parsing succeeded.
   SeriesAnswer finish() {
-    if (!status_) fail("unexpected Prometheus series answer: no status");
+    if (!status_) {
+      fail("unexpected Prometheus series answer: no status");
+      throwIfFailed();  // fail() only records; *status_ below needs a status
+    }
     if (*status_ == "error") {
       Json error_document = Json::object();
       if (error_type_) error_document["errorType"] = *error_type_;
