@@ -228,9 +228,11 @@ class Plan:
             (EXTERNAL + "/namespaces/" + namespace + "/no_such_external_soak", 404),
             ("/apis/no.such.group/v1", 404),
         ]
-        missing = [k for k in ("pods", "named", "external") if not getattr(self, k)]
-        if missing:
-            raise SystemExit("nothing to request for: %s (discovery incomplete?)" % missing)
+        if not self.pods or not self.named:
+            raise SystemExit("no pod metrics to request (discovery incomplete?)")
+        # Without external rules there are no external requests.
+        self.mix = {kind: weight for kind, weight in MIX.items()
+                    if kind != "external" or self.external}
 
 
 class Results:
@@ -295,7 +297,8 @@ class Load:
 
     def choose(self):
         """(kind, path, expected statuses) of the next request; called by the scheduler only."""
-        kind = self.rng.choices(list(MIX), weights=list(MIX.values()))[0]
+        mix = self.plan.mix
+        kind = self.rng.choices(list(mix), weights=list(mix.values()))[0]
         if kind == "discovery":
             return kind, self.rng.choice(self.plan.discovery), {200}
         if kind == "pods/*":

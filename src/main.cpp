@@ -9,6 +9,7 @@
 #include "app/check_config.h"
 #include "app/dry_run.h"
 #include "app/explain.h"
+#include "app/process_tuning.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
 
@@ -53,5 +54,6 @@ int main(int argc, char** argv) {
     return runDryRun(options, std::cout, std::cerr);
   }
   configureLogging(options.verbosity, options.log_format);
+  tuneProcessForServing();
   return runAdapter(options);
 }

@@ -1,7 +1,5 @@
 #include "metrics_adapter/net/http_call.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -13,6 +11,9 @@ namespace {
 
 constexpr std::size_t kReadChunkBytes = 64 * 1024;
 constexpr const char* kCancelledCause = "the call was cancelled: the adapter is shutting down";
+// How long a finished or abandoned call waits for cpprestsdk to run its last continuation. It
+// takes milliseconds once the call is cancelled; the bound only guards against a stuck pool.
+constexpr std::chrono::milliseconds kSettleLimit{250};
 
 bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -21,25 +22,15 @@ bool startsWith(std::string_view text, std::string_view prefix) {
 // Waits for `task` until `deadline`; true when it finished (successfully or not).
 template <typename T>
 bool waitUntil(const pplx::task<T>& task, std::chrono::steady_clock::time_point deadline) {
-  struct Signal {
-    std::mutex mutex;
-    std::condition_variable done_changed;
-    bool done = false;
-  };
-  auto signal = std::make_shared<Signal>();
-  task.then([signal](pplx::task<T> finished) {
+  auto finished = std::make_shared<DoneSignal>();
+  task.then([finished](pplx::task<T> outcome) {
     try {
-      finished.wait();  // marks a failure as observed; pplx aborts the process otherwise
+      outcome.wait();  // marks a failure as observed; pplx aborts the process otherwise
     } catch (...) {
     }
-    {
-      std::lock_guard lock(signal->mutex);
-      signal->done = true;
-    }
-    signal->done_changed.notify_all();
+    finished->set();
   });
-  std::unique_lock lock(signal->mutex);
-  return signal->done_changed.wait_until(lock, deadline, [&] { return signal->done; });
+  return finished->waitUntil(deadline);
 }
 
 std::string describe(const std::exception_ptr& error) {
@@ -76,6 +67,7 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
       concurrency::streams::streambuf<std::uint8_t>(pipe_).create_ostream());
   const pplx::task<web::http::http_response> answer =
       client.request(std::move(request), cancellation_.get_token());
+  settleWhenDone(answer);
   const bool answered = waitUntil(answer, context_.deadline);
   failIfInterrupted();
   if (!answered) {
@@ -104,20 +96,11 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     fail(CallFailure::Kind::kUnreachable, cause);
   }
   status_ = response_.status_code();
-  // The writer finishes the pipe: cleanly once the whole body went through it, or with the
-  // transport's error. Either way the exception is observed here.
-  response_.content_ready().then([pipe = pipe_](pplx::task<web::http::http_response> ready) {
-    try {
-      ready.wait();
-      pipe->finish(nullptr);
-    } catch (...) {
-      pipe->finish(std::current_exception());
-    }
-  });
 }
 
 HttpCall::~HttpCall() {
   if (!ended_) abandon();
+  waitSettled();
 }
 
 std::optional<std::uint64_t> HttpCall::contentLength() const {
@@ -185,12 +168,48 @@ void HttpCall::failIfInterrupted() {
   fail(CallFailure::Kind::kUnreachable, kCancelledCause);
 }
 
+void HttpCall::settleWhenDone(const pplx::task<web::http::http_response>& answer) {
+  // The writer finishes the pipe: cleanly once the whole body went through it, or with the
+  // transport's error. Either way the exception is observed here. The call is settled once
+  // cpprestsdk has nothing left to run for it.
+  answer.then([pipe = pipe_, settled = settled_](pplx::task<web::http::http_response> answered) {
+    try {
+      answered.get().content_ready().then(
+          [pipe, settled](pplx::task<web::http::http_response> ready) {
+            try {
+              ready.wait();
+              pipe->finish(nullptr);
+            } catch (...) {
+              pipe->finish(std::current_exception());
+            }
+            settled->set();
+          });
+    } catch (...) {
+      settled->set();  // no answer, so no body: the constructor reports the failure
+    }
+  });
+}
+
 void HttpCall::abandon() {
   if (abandoned_) return;
   abandoned_ = true;
   ended_ = true;
-  cancellation_.cancel();
   pipe_->abandon();
+  // Once the headers are in, failing the pipe's writes makes cpprestsdk end the exchange on its
+  // own threads. Cancelling closes the socket from this thread instead, which races with a read
+  // cpprestsdk may be starting on another (a rare null dereference inside Boost.Asio, seen under
+  // UBSan). So cancelling is for what cannot end by itself: no answer yet, or a stalled body.
+  if (status_ != 0 && settled_->waitUntil(std::chrono::steady_clock::now() + kSettleLimit)) {
+    return;
+  }
+  cancellation_.cancel();
+  waitSettled();
+}
+
+void HttpCall::waitSettled() {
+  // Not returning while cpprestsdk still runs work for the call keeps a process that exits
+  // right after a failed call from dropping that work (and its memory) unrun.
+  settled_->waitUntil(std::chrono::steady_clock::now() + kSettleLimit);
 }
 
 BodyText readBody(HttpCall& call, std::size_t limit) {

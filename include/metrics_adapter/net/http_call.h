@@ -13,6 +13,7 @@
 #include "metrics_adapter/net/body_pipe.h"
 #include "metrics_adapter/net/call_canceller.h"
 #include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/done_signal.h"
 
 namespace metrics_adapter::net {
 
@@ -83,7 +84,11 @@ class HttpCall {
     bool refused_ = false;
   };
 
+  // Finishes the body pipe when cpprestsdk completes the exchange, then sets settled_.
+  void settleWhenDone(const pplx::task<web::http::http_response>& answer);
+  // Cancels the exchange and waits (bounded) until it settled.
   void abandon();
+  void waitSettled();
   // Ends the call from another thread (CallCanceller::cancelAll, under its lock).
   void interrupt();
   void failIfInterrupted();
@@ -91,6 +96,7 @@ class HttpCall {
 
   CallContext context_;
   std::shared_ptr<BodyPipe> pipe_;
+  std::shared_ptr<DoneSignal> settled_ = std::make_shared<DoneSignal>();
   pplx::cancellation_token_source cancellation_;
   web::http::http_response response_;
   int status_ = 0;
