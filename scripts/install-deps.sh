@@ -8,7 +8,7 @@ packages=(
   libcpprest-dev libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev prometheus-cpp-dev
   prometheus curl openssl python3 clang-format
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-tidy-14
 )
 missing=()
 for package in "${packages[@]}"; do

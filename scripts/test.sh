@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test gate: install dependencies, format check, build, unit and integration tests;
 # then the same tests again in a clang AddressSanitizer + UndefinedBehaviorSanitizer (+ leak
-# checking) build, where the libFuzzer targets also run for a fixed number of inputs each.
-# Any sanitizer report fails the gate. Every stage prints how long it took.
+# checking) build, where the libFuzzer targets also run for a fixed number of inputs each, and
+# clang-tidy over src/ (.clang-tidy). Any sanitizer report or tidy finding fails the gate. Every
+# stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +36,9 @@ stage "tests"
 
 stage "sanitizer build (clang, ASan+UBSan, fuzz targets)"
 scripts/fuzz.sh --build --build-dir build-asan --opt 0
+
+stage "clang-tidy"
+scripts/tidy.sh --build-dir build-asan
 
 stage "tests and fuzz targets under the sanitizers"
 # Reports are fatal (-fno-sanitize-recover=all at build time, halt_on_error here); a leak

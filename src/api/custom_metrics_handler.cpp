@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "metrics_adapter/api/query_builder.h"
 #include "metrics_adapter/promql/quantity.h"
@@ -31,63 +33,62 @@ struct ObjectValue {
   double timestamp = 0;
 };
 
-// A JSON object with `members` in order. Filling a reserved member list and moving it in
-// avoids what adding members one by one costs for every item of a long list: the member vector
-// regrows and copies its (const) keys each time. Keys must be distinct.
-Json objectOf(std::initializer_list<std::pair<const char*, Json*>> members) {
-  Json::object_t object;
-  object.reserve(members.size());
-  for (const auto& [key, value] : members) object.emplace_back(key, std::move(*value));
-  return Json(std::move(object));
+std::string compactJson(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// Builds the items of one MetricValueList: what all items share is computed once.
+// Writes the items of one MetricValueList as JSON text: what all items share is rendered once,
+// so an item costs its name, timestamp and value.
 class MetricValueWriter {
  public:
   MetricValueWriter(const CustomMetricRequest& request, const kube::ResourceInfo& resource,
-                    Json selector)
-      : request_(request),
-        kind_(resource.kind),
-        api_version_(resource.apiVersion()),
-        selector_(std::move(selector)) {}
-
-  Json item(const std::string& name, const ObjectValue& value) {
-    Json kind = kind_, object_name = name, api_version = api_version_;
-    Json described;
-    if (request_.namespace_name.empty()) {
-      described = objectOf({{"kind", &kind}, {"name", &object_name}, {"apiVersion", &api_version}});
+                    const Json& selector) {
+    head_ = R"({"describedObject":{"kind":)";
+    appendJsonString(head_, resource.kind);
+    if (!request.namespace_name.empty()) {
+      head_ += R"(,"namespace":)";
+      appendJsonString(head_, request.namespace_name);
+    }
+    head_ += R"(,"name":)";
+    middle_ = R"(,"apiVersion":)";
+    appendJsonString(middle_, resource.apiVersion());
+    middle_ += "},";
+    if (request.version == "v1beta1") {
+      middle_ += R"("metricName":)";
+      appendJsonString(middle_, request.metric);
+      middle_ += R"(,"timestamp":)";
+      tail_ = R"(,"selector":)" + compactJson(selector) + "}";
     } else {
-      Json namespace_name = request_.namespace_name;
-      described = objectOf({{"kind", &kind},
-                            {"namespace", &namespace_name},
-                            {"name", &object_name},
-                            {"apiVersion", &api_version}});
+      middle_ += R"("metric":{"name":)";
+      appendJsonString(middle_, request.metric);
+      middle_ += R"(,"selector":)" + compactJson(selector) + R"(},"timestamp":)";
+      tail_ = "}";
     }
-    Json metric = request_.metric, selector = selector_;
-    Json timestamp = timestamp_(value.timestamp), quantity = value.value;
-    if (request_.version == "v1beta1") {
-      return objectOf({{"describedObject", &described},
-                       {"metricName", &metric},
-                       {"timestamp", &timestamp},
-                       {"value", &quantity},
-                       {"selector", &selector}});
-    }
-    Json metric_object = objectOf({{"name", &metric}, {"selector", &selector}});
-    return objectOf({{"describedObject", &described},
-                     {"metric", &metric_object},
-                     {"timestamp", &timestamp},
-                     {"value", &quantity}});
+  }
+
+  // About what one item takes, for reserving: the shared parts, a name, a timestamp, a value.
+  std::size_t itemSize() const { return head_.size() + middle_.size() + tail_.size() + 80; }
+
+  void append(std::string& out, const std::string& name, const ObjectValue& value) {
+    out += head_;
+    appendJsonString(out, name);
+    out += middle_;
+    out += timestamp_(value.timestamp);
+    out += R"(,"value":)";
+    appendJsonString(out, value.value);
+    out += tail_;
   }
 
  private:
-  // formatTimestamp for values that are mostly equal (an instant query's samples all carry its
-  // evaluation time): formats each distinct run once.
+  // The JSON text of formatTimestamp for values that are mostly equal (an instant query's
+  // samples all carry its evaluation time): formats each distinct run once.
   class Timestamps {
    public:
     const std::string& operator()(double seconds_since_epoch) {
       if (text_.empty() || seconds_since_epoch != last_) {
         last_ = seconds_since_epoch;
-        text_ = formatTimestamp(seconds_since_epoch);
+        text_.clear();
+        appendJsonString(text_, formatTimestamp(seconds_since_epoch));
       }
       return text_;
     }
@@ -97,19 +98,20 @@ class MetricValueWriter {
     std::string text_;
   };
 
-  const CustomMetricRequest& request_;
-  const std::string kind_;
-  const std::string api_version_;
-  const Json selector_;
+  std::string head_;    // up to the object's name
+  std::string middle_;  // from the object's name to the timestamp
+  std::string tail_;    // after the value
   Timestamps timestamp_;
 };
 
-Json metricValueList(const std::string& version, Json items) {
-  return Json{{"kind", "MetricValueList"},
-              {"apiVersion", "custom.metrics.k8s.io/" + version},
-              {"metadata", Json::object()},
-              {"items", std::move(items)}};
+std::string metricValueListHead(const std::string& version) {
+  std::string head = R"({"kind":"MetricValueList","apiVersion":)";
+  appendJsonString(head, "custom.metrics.k8s.io/" + version);
+  head += R"(,"metadata":{},"items":[)";
+  return head;
 }
+
+constexpr std::string_view kMetricValueListTail = "]}";
 
 }  // namespace
 
@@ -123,6 +125,11 @@ CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
       options_(options) {}
 
 Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace* trace) const {
+  return Json::parse(render(request, trace));
+}
+
+std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
+                                         QueryTrace* trace) const {
   // One snapshot for the whole request: its rules and REST mapping belong together.
   auto snapshot = snapshots_();
   const kube::RestMapper& mapper = snapshot->mapper();
@@ -175,7 +182,9 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace
       } catch (const std::exception& e) {
         throw ApiError::unavailable("unable to list matching " + group_resource + ": " + e.what());
       }
-      if (names.empty()) return metricValueList(request.version, Json::array());
+      if (names.empty()) {
+        return metricValueListHead(request.version) + std::string(kMetricValueListTail);
+      }
       spec.names = names;
       wanted.insert(names.begin(), names.end());
     }
@@ -219,21 +228,25 @@ Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace
   }
 
   MetricValueWriter writer(request, *resource, promql::toLabelSelectorJson(metric_selector));
-  Json items = Json::array();
-  items.get_ref<Json::array_t&>().reserve(request.wildcard() ? values.size() : 1);
+  std::string body = metricValueListHead(request.version);
   if (!request.wildcard()) {
     auto found = values.find(request.name);
     if (found == values.end()) {
       throw ApiError::notFound(notFoundMessage(request.metric, group_resource) + " " +
                                request.name);
     }
-    items.push_back(writer.item(request.name, found->second));
+    writer.append(body, request.name, found->second);
   } else {
+    body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
+    bool first = true;
     for (const auto& [name, value] : values) {
-      items.push_back(writer.item(name, value));
+      if (!first) body += ',';
+      first = false;
+      writer.append(body, name, value);
     }
   }
-  return metricValueList(request.version, std::move(items));
+  body += kMetricValueListTail;
+  return body;
 }
 
 ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {
@@ -262,9 +275,25 @@ ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::
   return ApiError::internal("unable to fetch metrics: " + std::string(error.what()));
 }
 
+void appendJsonString(std::string& out, std::string_view text) {
+  // Printable ASCII other than quotes and backslashes is copied as it is; anything else
+  // (control characters, UTF-8, invalid bytes) goes through nlohmann's escaping.
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+  });
+  if (!plain) {
+    out += compactJson(Json(std::string(text)));
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
 std::string formatTimestamp(double seconds_since_epoch) {
   if (!std::isfinite(seconds_since_epoch) || seconds_since_epoch < 0) seconds_since_epoch = 0;
-  std::time_t seconds = static_cast<std::time_t>(seconds_since_epoch);
+  auto seconds = static_cast<std::time_t>(seconds_since_epoch);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char buffer[32];

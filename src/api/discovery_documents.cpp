@@ -20,7 +20,7 @@ Json externalGroupBody() {
           {"preferredVersion", groupVersion(kExternalMetricsGroup, kExternalMetricsVersion)}};
 }
 
-Json apiGroup(Json body) {
+Json apiGroup(const Json& body) {
   Json group = {{"kind", "APIGroup"}, {"apiVersion", "v1"}};
   group.update(body);
   return group;

@@ -154,9 +154,9 @@ server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapsh
 template <Json (*kDocument)()>
 server::HttpResponse fixedResponse(bool pretty) {
   if (pretty) return jsonResponse(200, kDocument(), true);
-  static const std::string body = compactJson(kDocument());
+  static const std::string kBody = compactJson(kDocument());
   server::HttpResponse response;
-  response.body = body;
+  response.body = kBody;
   return response;
 }
 
@@ -259,7 +259,13 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
     auto rest = std::span<const std::string>(parts).subspan(3);
     auto metric_request = parseCustomMetricRequest(version, rest, target);
     if (!metric_request) throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
-    return jsonResponse(200, custom_metrics_->handle(*metric_request), pretty);
+    if (pretty) return jsonResponse(200, custom_metrics_->handle(*metric_request), true);
+    server::HttpResponse response;
+    response.status = 200;
+    response.content_type = "application/json";
+    response.body = custom_metrics_->render(*metric_request);
+    response.body += '\n';
+    return response;
   } catch (const ApiError& error) {
     if (error.code() >= 500)
       spdlog::warn("{} {}: {}", request.method, request.target, error.what());

@@ -63,8 +63,8 @@ std::optional<auth::AuthenticationConfig> readConfigMap(kube::KubeApi& api) {
 }  // namespace
 
 AuthStack makeAuthStack(const AuthOptions& options,
-                        std::shared_ptr<kube::KubeApi> authentication_api,
-                        std::shared_ptr<kube::KubeApi> authorization_api) {
+                        const std::shared_ptr<kube::KubeApi>& authentication_api,
+                        const std::shared_ptr<kube::KubeApi>& authorization_api) {
   const std::string client_ca =
       options.client_ca_file.empty() ? "" : readPem(options.client_ca_file, "client-ca-file");
   const std::string requestheader_ca =

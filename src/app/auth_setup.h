@@ -18,7 +18,7 @@ struct AuthStack {
 // kube-system/extension-apiserver-authentication ConfigMap (flags win over it). Throws
 // std::invalid_argument for unreadable CA files.
 AuthStack makeAuthStack(const AuthOptions& options,
-                        std::shared_ptr<kube::KubeApi> authentication_api,
-                        std::shared_ptr<kube::KubeApi> authorization_api);
+                        const std::shared_ptr<kube::KubeApi>& authentication_api,
+                        const std::shared_ptr<kube::KubeApi>& authorization_api);
 
 }  // namespace metrics_adapter::app

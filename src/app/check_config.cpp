@@ -142,6 +142,7 @@ std::vector<SeriesLine> parseSeriesJson(const nlohmann::json& document) {
     if (!entry.is_object()) throw std::invalid_argument(where + ": not an object");
     SeriesLine line;
     for (const auto& [key, value] : entry.items()) {
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): an error path
       if (!value.is_string()) throw std::invalid_argument(where + "." + key + ": not a string");
       if (key == "__name__") {
         line.name = value.get<std::string>();

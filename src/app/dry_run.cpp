@@ -49,7 +49,7 @@ void checkPrometheus(const AdapterOptions& options, Findings& found) {
     prometheus::PrometheusClient client(options.prometheus);
     found.notes.push_back("Prometheus " + options.prometheus.url);
   } catch (const std::exception& e) {
-    found.problems.push_back(e.what());
+    found.problems.emplace_back(e.what());
   }
 }
 
@@ -84,7 +84,7 @@ void checkKubernetes(const AdapterOptions& options, Findings& found) {
   }
   found.notes.push_back("Kubernetes API " + lister);
   if (!options.auth.delegated) {
-    found.notes.push_back("authentication none (local use only)");
+    found.notes.emplace_back("authentication none (local use only)");
     return;
   }
   if (!options.auth.authentication_kubeconfig.empty()) {
@@ -93,7 +93,7 @@ void checkKubernetes(const AdapterOptions& options, Findings& found) {
   if (!options.auth.authorization_kubeconfig.empty()) {
     checkKubeconfig("authorization-kubeconfig", options.auth.authorization_kubeconfig, found);
   }
-  found.notes.push_back("authentication delegated");
+  found.notes.emplace_back("authentication delegated");
 }
 
 void checkCaFile(const char* flag, const std::string& path, Findings& found) {
@@ -133,12 +133,13 @@ void checkServing(const AdapterOptions& options, Findings& found) {
   try {
     policy = server::makeTlsPolicy(serving.tls_min_version, serving.tls_cipher_suites);
   } catch (const std::invalid_argument& e) {
-    found.problems.push_back(e.what());
+    found.problems.emplace_back(e.what());
     return;
   }
   const std::string where = "HTTPS on " + serving.bind_address + ":" + std::to_string(serving.port);
   if (serving.tls_cert_file.empty() != serving.tls_key_file.empty()) {
-    found.problems.push_back("--tls-cert-file and --tls-private-key-file must be given together");
+    found.problems.emplace_back(
+        "--tls-cert-file and --tls-private-key-file must be given together");
     return;
   }
   if (serving.tls_cert_file.empty()) {
@@ -159,7 +160,7 @@ void checkServing(const AdapterOptions& options, Findings& found) {
     found.notes.push_back(where + " with " + serving.tls_cert_file + " (valid until " + until +
                           ")");
   } catch (const std::exception& e) {
-    found.problems.push_back(e.what());
+    found.problems.emplace_back(e.what());
   }
 }
 

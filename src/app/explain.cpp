@@ -35,7 +35,7 @@ struct ExplainOptions {
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};
 };
 
-const char* kUsage =
+constexpr const char* kUsage =
     "usage: metrics-adapter explain --config FILE --prometheus-url URL --metric NAME\n"
     "         [--resource pods] [--namespace NS] [--name N | --selector S]\n"
     "         [--metric-selector S] [--external] [--version v1beta1|v1beta2]\n"

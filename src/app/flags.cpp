@@ -52,7 +52,7 @@ std::vector<std::string> splitList(const std::string& value) {
 }
 
 const std::map<std::string, Flag>& flagTable() {
-  static const std::map<std::string, Flag> table = {
+  static const std::map<std::string, Flag> kTable = {
       {"config",
        {"path to the rules file (prometheus-adapter format); required", false,
         [](AdapterOptions& o, const std::string& v) { o.config_file = v; }}},
@@ -279,18 +279,18 @@ const std::map<std::string, Flag>& flagTable() {
        {"print the version", true,
         [](AdapterOptions& o, const std::string& v) { o.show_version = parseBool("version", v); }}},
   };
-  return table;
+  return kTable;
 }
 
 // Upstream flags that deployments pass and that later work will implement: refusing them is
 // safer than silently serving without, e.g., the authentication they ask for.
 const std::set<std::string>& plannedFlags() {
-  static const std::set<std::string> planned = {
+  static const std::set<std::string> kPlanned = {
       "prometheus-auth-config",
       "prometheus-auth-incluster",
       "tls-sni-cert-key",
   };
-  return planned;
+  return kPlanned;
 }
 
 }  // namespace

@@ -57,12 +57,12 @@ class JsonFormatter : public spdlog::formatter {
     auto level_name = spdlog::level::to_string_view(msg.level);
     std::string_view level(level_name.data(), level_name.size());
     std::string_view payload(msg.payload.data(), msg.payload.size());
-    std::string line =
-        "{\"ts\":\"" + utcTimestamp(msg.time) + "\",\"level\":\"" + std::string(level) + "\",";
+    std::string line = R"({"ts":")";
+    line.append(utcTimestamp(msg.time)).append(R"(","level":")").append(level).append(R"(",)");
     if (std::string_view(msg.logger_name.data(), msg.logger_name.size()) == kAccessLoggerName) {
-      line += "\"msg\":\"request\"," + std::string(payload);
+      line.append(R"("msg":"request",)").append(payload);
     } else {
-      line += "\"msg\":" + jsonString(payload);
+      line.append(R"("msg":)").append(jsonString(payload));
     }
     line += "}\n";
     dest.append(line.data(), line.data() + line.size());

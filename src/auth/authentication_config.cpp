@@ -8,21 +8,21 @@
 namespace metrics_adapter::auth {
 namespace {
 
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 std::invalid_argument badKey(const std::string& key, const std::string& why) {
   return std::invalid_argument("extension-apiserver-authentication data." + key + ": " + why);
 }
 
 // The string value of data[key], or nullptr when the key is absent.
-const std::string* stringValue(const json& data, const std::string& key) {
+const std::string* stringValue(const Json& data, const std::string& key) {
   const auto found = data.find(key);
   if (found == data.end() || found->is_null()) return nullptr;
   if (!found->is_string()) throw badKey(key, "not a string");
   return found->get_ptr<const std::string*>();
 }
 
-void readBundle(const json& data, const std::string& key, std::string& into) {
+void readBundle(const Json& data, const std::string& key, std::string& into) {
   const std::string* value = stringValue(data, key);
   if (value == nullptr) return;
   try {
@@ -34,14 +34,14 @@ void readBundle(const json& data, const std::string& key, std::string& into) {
 }
 
 // A JSON array of strings written inside a string, as kube-apiserver stores the lists.
-void readList(const json& data, const std::string& key, std::vector<std::string>& into) {
+void readList(const Json& data, const std::string& key, std::vector<std::string>& into) {
   const std::string* value = stringValue(data, key);
   if (value == nullptr) return;
   if (value->empty()) {
     into.clear();
     return;
   }
-  const json list = json::parse(*value, nullptr, /*allow_exceptions=*/false);
+  const Json list = Json::parse(*value, nullptr, /*allow_exceptions=*/false);
   if (list.is_discarded()) throw badKey(key, "not a JSON array of strings");
   if (list.is_null()) {  // Go unmarshals "null" into an empty list
     into.clear();
@@ -49,7 +49,7 @@ void readList(const json& data, const std::string& key, std::vector<std::string>
   }
   if (!list.is_array()) throw badKey(key, "not a JSON array of strings");
   std::vector<std::string> items;
-  for (const json& item : list) {
+  for (const Json& item : list) {
     if (!item.is_string()) throw badKey(key, "not a JSON array of strings");
     items.push_back(item.get<std::string>());
   }
@@ -58,7 +58,7 @@ void readList(const json& data, const std::string& key, std::vector<std::string>
 
 }  // namespace
 
-AuthenticationConfig parseAuthenticationConfigMap(const json& configmap) {
+AuthenticationConfig parseAuthenticationConfigMap(const Json& configmap) {
   if (!configmap.is_object()) {
     throw std::invalid_argument("extension-apiserver-authentication: not a JSON object");
   }

@@ -193,8 +193,8 @@ struct Authenticator::Impl {
   TokenReviewer reviewer;
 };
 
-Authenticator::Authenticator(std::shared_ptr<kube::KubeApi> api, AuthenticatorOptions options,
-                             AuthenticationConfig config)
+Authenticator::Authenticator(std::shared_ptr<kube::KubeApi> api,
+                             const AuthenticatorOptions& options, AuthenticationConfig config)
     : impl_(std::make_unique<Impl>(std::move(api), options, std::move(config))) {}
 
 Authenticator::~Authenticator() = default;

@@ -12,7 +12,7 @@
 namespace metrics_adapter::auth {
 namespace {
 
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 bool isBlank(char c) { return c == ' ' || c == '\t'; }
 
@@ -29,21 +29,21 @@ bool isPlausibleToken(std::string_view token) {
   return std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
-std::string stringAt(const json& object, const char* key) {
+std::string stringAt(const Json& object, const char* key) {
   const auto found = object.find(key);
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
-std::vector<std::string> stringsOf(const json& value) {
+std::vector<std::string> stringsOf(const Json& value) {
   std::vector<std::string> strings;
   if (!value.is_array()) return strings;
-  for (const json& item : value) {
+  for (const Json& item : value) {
     if (item.is_string()) strings.push_back(item.get<std::string>());
   }
   return strings;
 }
 
-UserInfo userOf(const json& user) {
+UserInfo userOf(const Json& user) {
   UserInfo info;
   info.name = stringAt(user, "username");
   info.uid = stringAt(user, "uid");
@@ -81,13 +81,13 @@ std::string_view bearerToken(std::string_view authorization) {
   return rest.substr(0, rest.find(' '));  // "Bearer  x" gives an empty token, as upstream
 }
 
-json tokenReviewRequest(const std::string& token, const std::vector<std::string>& audiences) {
-  json spec = {{"token", token}};
+Json tokenReviewRequest(const std::string& token, const std::vector<std::string>& audiences) {
+  Json spec = {{"token", token}};
   if (!audiences.empty()) spec["audiences"] = audiences;
   return {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenReview"}, {"spec", spec}};
 }
 
-TokenReviewOutcome readTokenReview(const json& answer, const std::vector<std::string>& audiences) {
+TokenReviewOutcome readTokenReview(const Json& answer, const std::vector<std::string>& audiences) {
   if (!answer.is_object()) return rejected("TokenReview answer is not an object");
   const auto status = answer.find("status");
   if (status == answer.end() || !status->is_object()) {
@@ -148,7 +148,7 @@ TokenReviewOutcome TokenReviewer::review(const std::string& token) {
 
 TokenReviewOutcome TokenReviewer::ask(const std::string& token) {
   ++reviews_;
-  json answer;
+  Json answer;
   try {
     answer = api_->post(std::string(kTokenReviewPath),
                         tokenReviewRequest(token, options_.audiences), options_.timeout);

@@ -19,7 +19,7 @@ inline constexpr std::string_view kTokenReviewPath = "/apis/authentication.k8s.i
 
 // Longer bearer tokens are refused without a review (service-account and OIDC tokens are a few
 // KiB at most).
-inline constexpr std::size_t kMaxTokenBytes = 16 * 1024;
+inline constexpr std::size_t kMaxTokenBytes = std::size_t{16} * 1024;
 
 // The token of an `Authorization: Bearer <token>` value, as upstream reads it: surrounding
 // blanks trimmed, the scheme case-insensitive, the token ending at the next space. Empty when

@@ -117,7 +117,7 @@ PeerChain::PeerChain(const std::vector<std::string>& pem) : presented_(!pem.empt
       error_ = "out of memory";
       return;
     }
-    parsed[i].release();  // owned by the stack now
+    (void)parsed[i].release();  // owned by the stack now
   }
   leaf_ = std::move(parsed.front());
 }

@@ -21,7 +21,7 @@ std::vector<X509Ptr> parseCertificateBundle(const std::string& pem);
 class PeerChain {
  public:
   static constexpr std::size_t kMaxCertificates = 10;
-  static constexpr std::size_t kMaxPemBytes = 64 * 1024;
+  static constexpr std::size_t kMaxPemBytes = std::size_t{64} * 1024;
 
   explicit PeerChain(const std::vector<std::string>& pem);
   ~PeerChain();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,14 +28,41 @@ class FindingsBuilder {
   std::shared_ptr<const RuleFindings> finish();
 
  private:
+  using Resource = std::optional<kube::ResourceInfo>;
+
+  // What a series name leads to; nodes of the maps below never move, so pointers stay valid.
+  struct NameEntry {
+    std::optional<std::string> metric_name;
+    RuleFindings::Metric* metric = nullptr;  // set once a series with this name was folded
+    std::vector<const Resource*> merged;     // resources already in metric->resources
+  };
+
+  // Hashes std::string and std::string_view alike, so lookups by view build no string.
+  struct TextHash {
+    using is_transparent = void;  // NOLINT(readability-identifier-naming): std names it
+    std::size_t operator()(std::string_view text) const noexcept {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  template <typename Value>
+  using TextMap = std::unordered_map<std::string, Value, TextHash, std::equal_to<>>;
+
   // nullptr when `series_name` is new and the bound is reached.
-  const std::optional<std::string>* metricNameFor(std::string_view series_name);
-  const std::optional<kube::ResourceInfo>* resourceFor(std::string_view label);
+  NameEntry* entryFor(std::string_view series_name);
+  // nullptr when `label` is new and the bound is reached.
+  const Resource* resourceFor(std::string_view label);
+  // The resources of `label_names`, in order; reuses the previous answer when the names are the
+  // previous series' names, as they mostly are.
+  const std::vector<const Resource*>& resourcesFor(
+      const std::vector<std::string_view>& label_names);
 
   const CompiledRule& rule_;
   std::shared_ptr<RuleFindings> findings_ = std::make_shared<RuleFindings>();
-  std::unordered_map<std::string, std::optional<std::string>> metric_names_;
-  std::unordered_map<std::string, std::optional<kube::ResourceInfo>> label_resources_;
+  TextMap<NameEntry> names_;
+  TextMap<Resource> label_resources_;
+  std::vector<std::string> last_label_names_;
+  std::vector<const Resource*> last_resources_;
+  bool have_last_labels_ = false;
 };
 
 }  // namespace metrics_adapter::discovery

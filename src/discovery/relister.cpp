@@ -63,6 +63,7 @@ void Relister::relistOnce() {
     std::string error;
   };
   std::vector<std::pair<std::string, std::future<QueryOutcome>>> calls;
+  calls.reserve(rules_by_query.size());
   for (const auto& [query, rule_indexes] : rules_by_query) {
     calls.emplace_back(query, std::async(std::launch::async, [this, &rules, query = query,
                                                               indexes = rule_indexes, start] {
@@ -87,6 +88,7 @@ void Relister::relistOnce() {
                        }));
   }
   std::vector<std::pair<std::string, QueryOutcome>> outcomes;
+  outcomes.reserve(calls.size());
   for (auto& [query, future] : calls) outcomes.emplace_back(query, future.get());
 
   auto& self_metrics = telemetry::SelfMetrics::instance();

@@ -64,7 +64,8 @@ ResourceConverter::ResourceConverter(const config::ResourceMapping& mapping,
   // alphabetically first one: that is the one queries use (upstream picks one at random).
   std::map<std::string, std::string> label_of_resource;
   for (const auto& [label, ref] : mapping.overrides) {
-    const std::string field = path + ".resources.overrides." + label;
+    std::string field = path;
+    field.append(".resources.overrides.").append(label);
     std::optional<kube::ResourceInfo> resource = mapper.resourceFor(ref.group, ref.resource);
     if (!resource) {
       warn(field + ": unknown resource " + quoted(describeRef(ref)) +

@@ -60,8 +60,9 @@ std::vector<ResourceInfo> discoverResources(KubeApi& api, std::chrono::milliseco
     std::string version = stringField(*preferred, "version");
     if (version.empty()) continue;
     try {
-      auto found = parseApiResourceList(api.get("/apis/" + name + "/" + version, kJson, timeout),
-                                        name, version);
+      std::string path = "/apis/" + name;
+      path.append("/").append(version);
+      auto found = parseApiResourceList(api.get(path, kJson, timeout), name, version);
       resources.insert(resources.end(), found.begin(), found.end());
     } catch (const KubeError& e) {
       // Aggregated groups (ours included) can be unavailable; the rest of the mapping stands.

@@ -24,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kJson = "application/json";
 // Enough for any Status document; longer error bodies are only quoted.
-constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
+constexpr std::size_t kMaxErrorBodyBytes = std::size_t{64} * 1024;
 constexpr std::size_t kMaxPathInMessages = 200;
 // Longer Retry-After values are taken as this: a misconfigured server cannot park callers for
 // hours.

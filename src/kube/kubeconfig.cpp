@@ -80,6 +80,7 @@ class KubeconfigReader {
     for (const YAML::Node& item : list) {
       if (!item.IsMap() || text(item, "name", kind + "s: ") != name) continue;
       const YAML::Node body = item[kind];
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, on an error path
       if (!body.IsMap()) fail(kind + " \"" + name + "\": no " + kind + " mapping");
       return body;
     }
@@ -133,7 +134,7 @@ class KubeconfigReader {
 
   // A file field: relative paths are relative to the kubeconfig's directory.
   std::string file(const YAML::Node& map, const std::string& key, const std::string& where) const {
-    const std::string value = text(map, key, where);
+    std::string value = text(map, key, where);
     if (value.empty() || fs::path(value).is_absolute()) return value;
     return (dir_ / value).string();
   }

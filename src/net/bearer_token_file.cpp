@@ -13,7 +13,7 @@
 namespace metrics_adapter::net {
 namespace {
 
-constexpr std::size_t kMaxTokenBytes = 64 * 1024;
+constexpr std::size_t kMaxTokenBytes = std::size_t{64} * 1024;
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

@@ -41,7 +41,7 @@ void BodyPipe::finish(std::exception_ptr error) {
     }
   }
   changed_.notify_all();
-  failWrites(std::move(dropped), std::make_exception_ptr(std::runtime_error("response failed")));
+  failWrites(dropped, std::make_exception_ptr(std::runtime_error("response failed")));
 }
 
 void BodyPipe::abandon() {
@@ -52,7 +52,7 @@ void BodyPipe::abandon() {
     dropped.swap(pending_);
   }
   changed_.notify_all();
-  failWrites(std::move(dropped),
+  failWrites(dropped,
              std::make_exception_ptr(std::runtime_error("response abandoned by its reader")));
 }
 
@@ -116,8 +116,8 @@ pplx::task<size_t> BodyPipe::enqueue(PendingWrite write) {
   return task;
 }
 
-void BodyPipe::failWrites(std::deque<PendingWrite> writes, const std::exception_ptr& error) {
-  for (auto& write : writes) write.done.set_exception(error);
+void BodyPipe::failWrites(const std::deque<PendingWrite>& writes, const std::exception_ptr& error) {
+  for (const auto& write : writes) write.done.set_exception(error);
 }
 
 std::exception_ptr BodyPipe::writeRefusal() const {

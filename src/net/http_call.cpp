@@ -9,7 +9,7 @@
 namespace metrics_adapter::net {
 namespace {
 
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
+constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 constexpr const char* kCancelledCause = "the call was cancelled: the adapter is shutting down";
 // How long a finished or abandoned call waits for cpprestsdk to run its last continuation. It
 // takes milliseconds once the call is cancelled; the bound only guards against a stuck pool.
@@ -66,7 +66,7 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
   request.set_response_stream(
       concurrency::streams::streambuf<std::uint8_t>(pipe_).create_ostream());
   const pplx::task<web::http::http_response> answer =
-      client.request(std::move(request), cancellation_.get_token());
+      client.request(request, cancellation_.get_token());
   settleWhenDone(answer);
   const bool answered = waitUntil(answer, context_.deadline);
   failIfInterrupted();
@@ -172,6 +172,8 @@ void HttpCall::settleWhenDone(const pplx::task<web::http::http_response>& answer
   // The writer finishes the pipe: cleanly once the whole body went through it, or with the
   // transport's error. Either way the exception is observed here. The call is settled once
   // cpprestsdk has nothing left to run for it.
+  // NOLINTBEGIN(performance-unnecessary-value-param): pplx tells a task-based continuation by
+  // its by-value task parameter.
   answer.then([pipe = pipe_, settled = settled_](pplx::task<web::http::http_response> answered) {
     try {
       answered.get().content_ready().then(
@@ -188,6 +190,7 @@ void HttpCall::settleWhenDone(const pplx::task<web::http::http_response>& answer
       settled->set();  // no answer, so no body: the constructor reports the failure
     }
   });
+  // NOLINTEND(performance-unnecessary-value-param)
 }
 
 void HttpCall::abandon() {

@@ -7,7 +7,7 @@
 namespace metrics_adapter::prometheus {
 namespace {
 
-constexpr std::size_t kChunkBytes = 64 * 1024;
+constexpr std::size_t kChunkBytes = std::size_t{64} * 1024;
 
 }  // namespace
 

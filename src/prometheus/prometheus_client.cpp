@@ -31,7 +31,7 @@ constexpr const char* kTlsHint = "(is the server certificate trusted? see --prom
 // Appended to "larger than the limit" messages: the flag that raises the limit.
 constexpr const char* kLimitHint = " (--prometheus-max-response-bytes)";
 // Enough for any Prometheus error document; longer error bodies are only quoted, never parsed.
-constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
+constexpr std::size_t kMaxErrorBodyBytes = std::size_t{64} * 1024;
 // No label name or value comes near this; it only stops one endless JSON string.
 constexpr std::size_t kMaxSeriesTokenBytes = 4u << 20;
 

@@ -1,4 +1,10 @@
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "metrics_adapter/prometheus/prometheus_client.h"
 #include "prometheus/response_parsing.h"
@@ -8,101 +14,408 @@ namespace {
 
 using Json = nlohmann::json;
 
-[[noreturn]] void unexpected(const std::string& why) {
-  throw PrometheusError(PrometheusError::Kind::kBadResponse, 0,
-                        "unexpected Prometheus answer: " + why);
+// The same bound parseJsonAnswer puts on any other Prometheus answer.
+constexpr std::size_t kMaxJsonDepth = 64;
+
+// What a JSON value is, as far as the shape of a query answer cares.
+enum class Token { kNull, kNumber, kString, kOther, kObject, kArray };
+
+// Which container the decoder is inside.
+enum class Scope {
+  kTop,       // the answer object
+  kData,      // "data"
+  kResult,    // "data"."result" when it is a list: vector elements, or a scalar's pair
+  kElement,   // one vector element
+  kMetric,    // an element's "metric": its labels
+  kPair,      // an element's "value"
+  kWarnings,  // "warnings"
+  kSkipped,   // anything else: only checked for JSON syntax and depth
+};
+
+// The member the next value belongs to, in a container whose members matter.
+enum class Member {
+  kOther,
+  kStatus,
+  kErrorType,
+  kError,
+  kWarnings,
+  kData,
+  kResultType,
+  kResult,
+  kMetric,
+  kValue,
+  kHistogram,
+};
+
+std::string unexpectedText(const std::string& why) {
+  return "unexpected Prometheus answer: " + why;
 }
 
-const Json* member(const Json& object, const char* name) {
-  const auto it = object.find(name);
-  return it == object.end() ? nullptr : &*it;
-}
-
-// [<unix seconds>, "<value>"], the shape of vector and scalar samples.
-void parseSamplePair(const Json& pair, Sample& sample) {
-  if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_string()) {
-    unexpected("a sample is not [<time>, \"<value>\"]");
+// [<unix seconds>, "<value>"], the shape of vector and scalar samples, read one value at a time.
+class SamplePair {
+ public:
+  void reset(bool is_array) {
+    shape_ok_ = is_array;
+    count_ = 0;
+    text_.clear();
   }
-  sample.timestamp = pair[0].get<double>();
-  const auto& text = pair[1].get_ref<const std::string&>();
-  const auto value = parseSampleValue(text);
-  if (!value) unexpected("sample value \"" + sanitizeLine(text, 64) + "\" is not a number");
-  sample.value = *value;
-}
 
-void parseVector(const Json& result, QueryResult& out) {
-  if (!result.is_array()) unexpected("vector result is not a list");
-  out.samples.reserve(result.size());
-  for (const Json& element : result) {
-    if (!element.is_object()) unexpected("vector element is not an object");
-    const Json* value = member(element, "value");
-    if (value == nullptr) {
+  void add(Token token, double number, const std::string* text) {
+    if (count_ == 0) {
+      shape_ok_ = shape_ok_ && token == Token::kNumber;
+      time_ = number;
+    } else if (count_ == 1) {
+      shape_ok_ = shape_ok_ && token == Token::kString;
+      if (text != nullptr) text_ = *text;
+    } else {
+      shape_ok_ = false;
+    }
+    ++count_;
+  }
+
+  // Sets the sample's time and value; the reason when the pair is not a sample.
+  std::optional<std::string> read(Sample& sample) const {
+    if (!shape_ok_ || count_ != 2) {
+      return unexpectedText("a sample is not [<time>, \"<value>\"]");
+    }
+    const auto value = parseSampleValue(text_);
+    if (!value) {
+      return unexpectedText("sample value \"" + sanitizeLine(text_, 64) + "\" is not a number");
+    }
+    sample.timestamp = time_;
+    sample.value = *value;
+    return std::nullopt;
+  }
+
+ private:
+  bool shape_ok_ = false;
+  std::size_t count_ = 0;
+  double time_ = 0;
+  std::string text_;
+};
+
+// nlohmann SAX events to a QueryResult, without building a document. The checks and their
+// order are those of reading a whole document: a JSON syntax error or too deep a nesting is
+// reported first, then "status" (an error answer wins over a malformed "data"), then "data".
+// Members may come in any order, so the result list is read both as vector elements and as a
+// scalar's pair, and "resultType" picks one at the end. A repeated member replaces the earlier
+// one, as it would in a document.
+// NOLINTBEGIN(readability-identifier-naming): nlohmann's SAX interface names these.
+class QueryAnswerDecoder {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  bool null() { return value(Token::kNull); }
+  bool boolean(bool) { return value(Token::kOther); }
+  bool number_integer(number_integer_t number) { return numberValue(static_cast<double>(number)); }
+  bool number_unsigned(number_unsigned_t number) {
+    return numberValue(static_cast<double>(number));
+  }
+  bool number_float(number_float_t number, const string_t&) { return numberValue(number); }
+  bool string(string_t& text) {
+    text_ = &text;
+    const bool ok = value(Token::kString);
+    text_ = nullptr;
+    return ok;
+  }
+  bool binary(binary_t&) { return value(Token::kOther); }
+
+  bool start_object(std::size_t) { return open(Token::kObject); }
+  bool start_array(std::size_t) { return open(Token::kArray); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(string_t& name) {
+    if (!withinDepth()) return false;
+    switch (scopes_.back()) {
+      case Scope::kTop:
+        member_ = name == "status"      ? Member::kStatus
+                  : name == "errorType" ? Member::kErrorType
+                  : name == "error"     ? Member::kError
+                  : name == "warnings"  ? Member::kWarnings
+                  : name == "data"      ? Member::kData
+                                        : Member::kOther;
+        break;
+      case Scope::kData:
+        member_ = name == "resultType" ? Member::kResultType
+                  : name == "result"   ? Member::kResult
+                                       : Member::kOther;
+        break;
+      case Scope::kElement:
+        member_ = name == "metric"      ? Member::kMetric
+                  : name == "value"     ? Member::kValue
+                  : name == "histogram" ? Member::kHistogram
+                                        : Member::kOther;
+        break;
+      case Scope::kMetric:
+        label_name_ = name;
+        break;
+      default:
+        member_ = Member::kOther;
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const Json::exception& e) {
+    fatal_ = std::string("cannot decode Prometheus answer: ") + e.what();
+    return false;
+  }
+
+  // The answer, once the parser has returned; throws PrometheusError when it is not one.
+  QueryResult finish() {
+    if (fatal_) throw PrometheusError(PrometheusError::Kind::kBadResponse, 0, *fatal_);
+    if (!top_is_object_) unexpected("not a JSON object");
+    if (!status_) unexpected("no status");
+    if (*status_ == "error") {
+      Json error_document = Json::object();
+      if (error_type_) error_document["errorType"] = *error_type_;
+      if (error_) error_document["error"] = *error_;
+      throw PrometheusError(PrometheusError::Kind::kApiError, 0, apiErrorText(error_document));
+    }
+    if (*status_ != "success") unexpected("status \"" + sanitizeLine(*status_, 64) + "\"");
+    if (!data_is_object_) unexpected("no data object");
+    if (!result_type_) unexpected("no resultType");
+    if (!has_result_) unexpected("no result");
+
+    QueryResult out;
+    out.warnings = std::move(warnings_);
+    if (*result_type_ == "vector") {
+      out.type = QueryResult::Type::kVector;
+      if (result_token_ != Token::kNull) {
+        if (result_token_ != Token::kArray) unexpected("vector result is not a list");
+        if (vector_error_) throw badResponse(*vector_error_);
+        out.samples = std::move(samples_);
+      }
+    } else if (*result_type_ == "scalar") {
+      out.type = QueryResult::Type::kScalar;
+      Sample sample;
+      if (auto error = scalar_pair_.read(sample)) throw badResponse(*error);
+      out.samples.push_back(std::move(sample));
+    } else if (*result_type_ == "matrix") {
+      out.type = QueryResult::Type::kMatrix;
+    } else if (*result_type_ == "string") {
+      out.type = QueryResult::Type::kString;
+    } else {
+      unexpected("resultType \"" + sanitizeLine(*result_type_, 64) + "\"");
+    }
+    return out;
+  }
+
+ private:
+  static PrometheusError badResponse(const std::string& message) {
+    return PrometheusError(PrometheusError::Kind::kBadResponse, 0, message);
+  }
+
+  [[noreturn]] static void unexpected(const std::string& why) {
+    throw badResponse(unexpectedText(why));
+  }
+
+  // JSON nested deeper than any Prometheus answer stops the parser, so that a hostile answer
+  // costs neither stack nor memory.
+  bool withinDepth() {
+    if (scopes_.size() <= kMaxJsonDepth) return true;
+    fatal_ = "cannot decode Prometheus answer: JSON nested deeper than " +
+             std::to_string(kMaxJsonDepth) + " levels";
+    return false;
+  }
+
+  bool numberValue(double number) {
+    number_ = number;
+    return value(Token::kNumber);
+  }
+
+  bool value(Token token) {
+    if (!withinDepth()) return false;
+    take(token);
+    return true;
+  }
+
+  bool open(Token token) {
+    if (!withinDepth()) return false;
+    scopes_.push_back(take(token));
+    return true;
+  }
+
+  bool close() {
+    const Scope closed = scopes_.back();
+    scopes_.pop_back();
+    if (closed == Scope::kElement) finishElement();
+    return true;
+  }
+
+  // Takes in the next value of the current container; the scope to enter when it is one.
+  Scope take(Token token) {
+    if (scopes_.empty()) {
+      top_is_object_ = token == Token::kObject;
+      return top_is_object_ ? Scope::kTop : Scope::kSkipped;
+    }
+    switch (scopes_.back()) {
+      case Scope::kTop:
+        return takeTopMember(token);
+      case Scope::kData:
+        return takeDataMember(token);
+      case Scope::kResult:
+        scalar_pair_.add(token, number_, text_);
+        if (token == Token::kObject) {
+          startElement();
+          return Scope::kElement;
+        }
+        noteVectorError(unexpectedText("vector element is not an object"));
+        return Scope::kSkipped;
+      case Scope::kElement:
+        return takeElementMember(token);
+      case Scope::kMetric:
+        if (token == Token::kString) {
+          sample_.labels.insert_or_assign(sample_.labels.end(), label_name_, *text_);
+        } else if (!metric_error_) {
+          metric_error_ =
+              unexpectedText("label \"" + sanitizeLine(label_name_, 64) + "\" is not a string");
+        }
+        return Scope::kSkipped;
+      case Scope::kPair:
+        value_pair_.add(token, number_, text_);
+        return Scope::kSkipped;
+      case Scope::kWarnings:
+        if (token == Token::kString) warnings_.push_back(*text_);
+        return Scope::kSkipped;
+      case Scope::kSkipped:
+        return Scope::kSkipped;
+    }
+    return Scope::kSkipped;
+  }
+
+  std::optional<std::string> textOf(Token token) const {
+    if (token == Token::kString) return *text_;
+    return std::nullopt;
+  }
+
+  Scope takeTopMember(Token token) {
+    switch (member_) {
+      case Member::kStatus:
+        status_ = textOf(token);
+        break;
+      case Member::kErrorType:
+        error_type_ = textOf(token);
+        break;
+      case Member::kError:
+        error_ = textOf(token);
+        break;
+      case Member::kWarnings:
+        warnings_.clear();
+        if (token == Token::kArray) return Scope::kWarnings;
+        break;
+      case Member::kData:
+        data_is_object_ = token == Token::kObject;
+        result_type_.reset();
+        has_result_ = false;
+        if (data_is_object_) return Scope::kData;
+        break;
+      default:
+        break;
+    }
+    return Scope::kSkipped;
+  }
+
+  Scope takeDataMember(Token token) {
+    if (member_ == Member::kResultType) {
+      result_type_ = textOf(token);
+    } else if (member_ == Member::kResult) {
+      has_result_ = true;
+      result_token_ = token;
+      samples_.clear();
+      vector_error_.reset();
+      scalar_pair_.reset(token == Token::kArray);
+      if (token == Token::kArray) return Scope::kResult;
+    }
+    return Scope::kSkipped;
+  }
+
+  Scope takeElementMember(Token token) {
+    switch (member_) {
+      case Member::kMetric:
+        sample_.labels.clear();
+        metric_error_.reset();
+        if (token == Token::kObject) return Scope::kMetric;
+        if (token != Token::kNull)
+          metric_error_ = unexpectedText("sample labels are not an object");
+        break;
+      case Member::kValue:
+        has_value_ = true;
+        value_pair_.reset(token == Token::kArray);
+        if (token == Token::kArray) return Scope::kPair;
+        break;
+      case Member::kHistogram:
+        has_histogram_ = true;
+        break;
+      default:
+        break;
+    }
+    return Scope::kSkipped;
+  }
+
+  void startElement() {
+    sample_ = Sample{};
+    metric_error_.reset();
+    has_value_ = false;
+    has_histogram_ = false;
+  }
+
+  void finishElement() {
+    if (!has_value_) {
       // Native-histogram samples carry "histogram" instead of "value"; they have no single
       // number to offer, so they are left out rather than failing the whole answer.
-      if (member(element, "histogram") != nullptr) continue;
-      unexpected("vector element has no value");
+      if (!has_histogram_) noteVectorError(unexpectedText("vector element has no value"));
+      return;
     }
-    Sample sample;
-    if (const Json* metric = member(element, "metric"); metric != nullptr && !metric->is_null()) {
-      if (!metric->is_object()) unexpected("sample labels are not an object");
-      for (const auto& [name, label_value] : metric->items()) {
-        if (!label_value.is_string())
-          unexpected("label \"" + sanitizeLine(name, 64) + "\" is not a string");
-        sample.labels.emplace(name, label_value.get<std::string>());
-      }
-    }
-    parseSamplePair(*value, sample);
-    out.samples.push_back(std::move(sample));
+    if (metric_error_) return noteVectorError(*metric_error_);
+    if (auto error = value_pair_.read(sample_)) return noteVectorError(*error);
+    if (!vector_error_) samples_.push_back(std::move(sample_));
   }
-}
+
+  // The first bad element is the one reported.
+  void noteVectorError(std::string message) {
+    if (!vector_error_) vector_error_ = std::move(message);
+  }
+
+  std::vector<Scope> scopes_;
+  Member member_ = Member::kOther;
+  const std::string* text_ = nullptr;  // the current string value, during string()
+  double number_ = 0;                  // the current number value, during number_*()
+  std::optional<std::string> fatal_;
+
+  bool top_is_object_ = false;
+  std::optional<std::string> status_;
+  std::optional<std::string> error_type_;
+  std::optional<std::string> error_;
+  std::vector<std::string> warnings_;
+  bool data_is_object_ = false;
+  std::optional<std::string> result_type_;
+  bool has_result_ = false;
+  Token result_token_ = Token::kNull;
+
+  std::vector<Sample> samples_;
+  std::optional<std::string> vector_error_;
+  SamplePair scalar_pair_;
+
+  Sample sample_;
+  std::string label_name_;
+  std::optional<std::string> metric_error_;
+  SamplePair value_pair_;
+  bool has_value_ = false;
+  bool has_histogram_ = false;
+};
+// NOLINTEND(readability-identifier-naming)
 
 }  // namespace
 
 QueryResult parseQueryResponse(std::string_view body) {
-  const Json document = parseJsonAnswer(body);
-  if (!document.is_object()) unexpected("not a JSON object");
-  const Json* status = member(document, "status");
-  if (status == nullptr || !status->is_string()) unexpected("no status");
-  if (status->get_ref<const std::string&>() == "error") {
-    throw PrometheusError(PrometheusError::Kind::kApiError, 0, apiErrorText(document));
-  }
-  if (status->get_ref<const std::string&>() != "success") {
-    unexpected("status \"" + sanitizeLine(status->get_ref<const std::string&>(), 64) + "\"");
-  }
-
-  QueryResult out;
-  if (const Json* warnings = member(document, "warnings"); warnings != nullptr) {
-    if (warnings->is_array()) {
-      for (const Json& warning : *warnings) {
-        if (warning.is_string()) out.warnings.push_back(warning.get<std::string>());
-      }
-    }
-  }
-
-  const Json* data = member(document, "data");
-  if (data == nullptr || !data->is_object()) unexpected("no data object");
-  const Json* type = member(*data, "resultType");
-  if (type == nullptr || !type->is_string()) unexpected("no resultType");
-  const Json* result = member(*data, "result");
-  if (result == nullptr) unexpected("no result");
-
-  const auto& type_name = type->get_ref<const std::string&>();
-  if (type_name == "vector") {
-    out.type = QueryResult::Type::kVector;
-    if (!result->is_null()) parseVector(*result, out);
-  } else if (type_name == "scalar") {
-    out.type = QueryResult::Type::kScalar;
-    Sample sample;
-    parseSamplePair(*result, sample);
-    out.samples.push_back(std::move(sample));
-  } else if (type_name == "matrix") {
-    out.type = QueryResult::Type::kMatrix;
-  } else if (type_name == "string") {
-    out.type = QueryResult::Type::kString;
-  } else {
-    unexpected("resultType \"" + sanitizeLine(type_name, 64) + "\"");
-  }
-  return out;
+  QueryAnswerDecoder decoder;
+  Json::sax_parse(body.begin(), body.end(), &decoder);
+  return decoder.finish();
 }
 
 }  // namespace metrics_adapter::prometheus

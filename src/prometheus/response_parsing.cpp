@@ -39,10 +39,10 @@ std::optional<double> parseSampleValue(std::string_view text) {
       text.front() == '\r' || text.front() == '\f' || text.front() == '\v') {
     return std::nullopt;
   }
-  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
+  static const locale_t kCLocale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
   const std::string copy(text);  // strtod needs a terminated string
   char* end = nullptr;
-  const double value = strtod_l(copy.c_str(), &end, c_locale);
+  const double value = strtod_l(copy.c_str(), &end, kCLocale);
   if (end != copy.c_str() + copy.size()) return std::nullopt;
   return value;
 }

@@ -15,10 +15,10 @@ struct SeriesAnswer {
   std::vector<std::string> warnings;  // Prometheus's "warnings", the first few
 };
 
-// Reads a /api/v1/series answer from `in` token by token and calls `visitor` for each series as
-// soon as its object is complete; label values other than __name__ are never stored. `on_token`
-// runs after every JSON token (the body reader uses it to bound how much input a single token
-// may span). `data: null` is an empty answer. Throws PrometheusError: kApiError for
+// Reads a /api/v1/series answer from `in` chunk by chunk (SeriesScanner) and calls `visitor` for
+// each series as soon as its object is complete; label values other than __name__ are never stored.
+// `on_token` runs after every JSON token (the body reader uses it to bound how much input a single
+// token may span). `data: null` is an empty answer. Throws PrometheusError: kApiError for
 // {"status":"error"}, kBadResponse for anything that is not a series answer. Exceptions thrown
 // by `visitor` propagate unchanged.
 SeriesAnswer parseSeriesStream(std::istream& in, const SeriesVisitor& visitor,

@@ -10,9 +10,10 @@
 namespace metrics_adapter::promql::tmpl {
 
 // Bounds that keep hostile templates and data from exhausting stack, memory or time.
-inline constexpr std::size_t kMaxTemplateBytes = 64 * 1024;
+inline constexpr std::size_t kMaxTemplateBytes = std::size_t{64} * 1024;
 inline constexpr int kMaxNestingDepth = 100;  // control structures plus parentheses
-inline constexpr std::size_t kMaxOutputBytes = 16 * 1024 * 1024;  // also any computed string
+inline constexpr std::size_t kMaxOutputBytes =
+    std::size_t{16} * 1024 * 1024;                   // also any computed string
 inline constexpr std::size_t kMaxSteps = 1'000'000;  // nodes and commands executed per render
 
 enum class Builtin {

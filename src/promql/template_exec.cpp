@@ -1,5 +1,6 @@
 #include "promql/template_exec.h"
 
+#include <algorithm>
 #include <span>
 #include <utility>
 #include <vector>
@@ -252,21 +253,23 @@ class Executor {
     }
   }
 
+  // The innermost definition of `name` (inner scopes shadow outer ones), or vars_.rend().
+  template <typename Self>
+  static auto findVariable(Self& self, const std::string& name) {
+    return std::find_if(self.vars_.rbegin(), self.vars_.rend(),
+                        [&](const auto& var) { return var.first == name; });
+  }
+
   const Value& variable(const std::string& name, std::size_t pos) const {
-    for (auto it = vars_.rbegin(); it != vars_.rend(); ++it) {
-      if (it->first == name) return it->second;
-    }
-    fail(pos, "undefined variable: " + name);
+    const auto found = findVariable(*this, name);
+    if (found == vars_.rend()) fail(pos, "undefined variable: " + name);
+    return found->second;
   }
 
   void setVariable(const std::string& name, Value value, std::size_t pos) {
-    for (auto it = vars_.rbegin(); it != vars_.rend(); ++it) {
-      if (it->first == name) {
-        it->second = std::move(value);
-        return;
-      }
-    }
-    fail(pos, "undefined variable: " + name);
+    const auto found = findVariable(*this, name);
+    if (found == vars_.rend()) fail(pos, "undefined variable: " + name);
+    found->second = std::move(value);
   }
 
   std::string_view src_;

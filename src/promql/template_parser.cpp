@@ -1,5 +1,6 @@
 #include "promql/template_parser.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -101,10 +102,8 @@ class Parser {
   }
 
   bool isDefined(std::string_view name) const {
-    for (auto it = vars_.rbegin(); it != vars_.rend(); ++it) {
-      if (*it == name) return true;
-    }
-    return false;
+    // The innermost definition shadows: search from the end.
+    return std::find(vars_.rbegin(), vars_.rend(), name) != vars_.rend();
   }
 
   void checkField(const std::string& name, std::size_t pos) const {

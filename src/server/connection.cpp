@@ -23,7 +23,7 @@ namespace metrics_adapter::server {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = net::ip::tcp;
+using net::ip::tcp;
 
 namespace {
 

@@ -27,7 +27,7 @@
 namespace metrics_adapter::server {
 namespace net = boost::asio;
 namespace beast = boost::beast;
-using tcp = net::ip::tcp;
+using net::ip::tcp;
 
 namespace {
 

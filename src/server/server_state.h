@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
@@ -31,10 +32,10 @@ class ConnectionRegistry {
 
 // What every connection of one running server shares.
 struct ServerState {
-  ServerState(const ServerOptions& server_options, const RequestHandler& request_handler)
-      : options(server_options),
-        handler(request_handler),
-        pool(server_options.worker_threads, server_options.max_in_flight) {}
+  ServerState(ServerOptions server_options, RequestHandler request_handler)
+      : options(std::move(server_options)),
+        handler(std::move(request_handler)),
+        pool(options.worker_threads, options.max_in_flight) {}
 
   const ServerOptions options;
   const RequestHandler handler;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
@@ -37,8 +39,13 @@ class CustomMetricsHandler {
                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
                        std::shared_ptr<kube::ObjectLister> lister, CustomMetricsOptions options);
 
-  // The MetricValueList for `request` in its version's shape. Throws ApiError. When `trace` is
-  // given it receives the rule, the PromQL and Prometheus' answer, also when handle() throws.
+  // The MetricValueList for `request` in its version's shape, as compact JSON text: byte for
+  // byte what nlohmann's dump() writes for handle()'s tree, but written without building one.
+  // Throws ApiError. When `trace` is given it receives the rule, the PromQL and
+  // Prometheus' answer, also when render() throws.
+  std::string render(const CustomMetricRequest& request, QueryTrace* trace = nullptr) const;
+
+  // render() as a JSON tree, for pretty-printing and `metrics-adapter explain`.
   Json handle(const CustomMetricRequest& request, QueryTrace* trace = nullptr) const;
 
  private:
@@ -51,6 +58,10 @@ class CustomMetricsHandler {
 // Maps a Prometheus failure to the Status the client sees: unreachable, timeouts and 5xx are
 // 503 ServiceUnavailable; Prometheus rejecting the query is 500 with its message.
 ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context);
+
+// Appends `text` as a JSON string: the bytes nlohmann's dump writes for it, invalid UTF-8
+// replaced by U+FFFD.
+void appendJsonString(std::string& out, std::string_view text);
 
 // RFC 3339, UTC, second precision ("2024-05-01T12:00:00Z").
 std::string formatTimestamp(double seconds_since_epoch);

@@ -67,7 +67,7 @@ struct AuthenticationResult {
 class Authenticator {
  public:
   // `api` may be null: bearer tokens are then rejected.
-  Authenticator(std::shared_ptr<kube::KubeApi> api, AuthenticatorOptions options,
+  Authenticator(std::shared_ptr<kube::KubeApi> api, const AuthenticatorOptions& options,
                 AuthenticationConfig config);
   ~Authenticator();
 

@@ -92,7 +92,7 @@ class BodyPipe final : public concurrency::streams::details::basic_streambuf<std
   pplx::task<size_t> enqueue(PendingWrite write);
   // Fails the pending writes taken out of the queue (outside the lock: completing a write can run
   // the HTTP client's continuation inline).
-  static void failWrites(std::deque<PendingWrite> writes, const std::exception_ptr& error);
+  static void failWrites(const std::deque<PendingWrite>& writes, const std::exception_ptr& error);
   std::exception_ptr writeRefusal() const;  // requires mutex_
 
   mutable std::mutex mutex_;

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
+#include "metrics_adapter/promql/label_selector.h"
 #include "unit/fake_prometheus.h"
 
 namespace metrics_adapter::api {
@@ -253,6 +257,89 @@ TEST_F(CustomMetricsHandlerTest, FailingSeriesQueryKeepsTheLastGoodDiscovery) {
   relister_->relistOnce();
   EXPECT_TRUE(relister_->snapshot()->findCustom("pods", "duty_cycle_current"));
   EXPECT_EQ(relister_->lastErrors().at("{uuid!=\"\"}"), "connection refused");
+}
+
+// The keys of a JSON object, in order.
+std::vector<std::string> keysOf(const Json& object) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.push_back(key);
+  return keys;
+}
+
+TEST_F(CustomMetricsHandlerTest, RenderWritesWhatDumpWritesForTheTree) {
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {sample({{"pod_name", "p1"}, {"node_name", "n1"}}, 1.5, 1714564801),
+                      sample({{"pod_name", "p2"}, {"node_name", "n1"}}, 2)};
+    return result;
+  };
+  auto v1beta1 = request("default", "pods", "*", "duty_cycle_current");
+  auto v1beta2 = request("", "nodes", "n1", "duty_cycle_over_time", "v1beta2");
+  v1beta2.metric_label_selector = "uuid=GPU-1,minor_number in (1,0)";
+  auto none_listed = request("default", "pods", "*", "duty_cycle_current", "v1beta2");
+  none_listed.label_selector = "app=none";
+  for (const auto& r : {v1beta1, v1beta2, none_listed}) {
+    const std::string text = handler_->render(r);
+    const Json tree = Json::parse(text);
+    EXPECT_EQ(text, tree.dump()) << r.version << " " << r.resource << "/" << r.name;
+    EXPECT_EQ(keysOf(tree), (std::vector<std::string>{"kind", "apiVersion", "metadata", "items"}));
+    EXPECT_EQ(tree["apiVersion"], "custom.metrics.k8s.io/" + r.version);
+  }
+
+  const Json list = Json::parse(handler_->render(v1beta1));
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(keysOf(list["items"][0]), (std::vector<std::string>{"describedObject", "metricName",
+                                                                "timestamp", "value", "selector"}));
+  EXPECT_EQ(list["items"][0]["timestamp"], "2024-05-01T12:00:01Z");
+  EXPECT_EQ(list["items"][1]["timestamp"], "2024-05-01T12:00:00Z");
+  EXPECT_EQ(list["items"][1]["value"], "2");
+
+  const Json node = Json::parse(handler_->render(v1beta2))["items"][0];
+  EXPECT_EQ(keysOf(node),
+            (std::vector<std::string>{"describedObject", "metric", "timestamp", "value"}));
+  EXPECT_EQ(keysOf(node["metric"]), (std::vector<std::string>{"name", "selector"}));
+  EXPECT_EQ(
+      node["metric"]["selector"],
+      Json(promql::toLabelSelectorJson(promql::parseLabelSelector(v1beta2.metric_label_selector))));
+}
+
+TEST_F(CustomMetricsHandlerTest, NamesNeedingEscapesSurviveTheRoundTrip) {
+  const std::vector<std::string> names = {"quote\"d", "back\\slash", "tab\tand\nnewline",
+                                          "bell\x07", "caf\xc3\xa9", "del\x7f"};
+  prometheus_->answer = [names](const std::string&) {
+    prometheus::QueryResult result;
+    for (const auto& name : names) result.samples.push_back(sample({{"pod_name", name}}, 1));
+    result.samples.push_back(sample({{"pod_name", "bad\xff"}}, 1));
+    return result;
+  };
+  const std::string text = handler_->render(request("default", "pods", "*", "duty_cycle_current"));
+  const Json list = Json::parse(text);
+  EXPECT_EQ(text, list.dump());
+  std::set<std::string> rendered;
+  for (const auto& item : list["items"]) rendered.insert(item["describedObject"]["name"]);
+  std::set<std::string> expected(names.begin(), names.end());
+  expected.insert("bad\xef\xbf\xbd");  // invalid UTF-8 becomes U+FFFD
+  EXPECT_EQ(rendered, expected);
+}
+
+TEST(AppendJsonStringTest, WritesWhatNlohmannWrites) {
+  std::vector<std::string> texts = {"",
+                                    "plain-ascii 0123 ~{}[]:,",
+                                    "\"",
+                                    "\\",
+                                    "\x7f",
+                                    "caf\xc3\xa9",
+                                    "\xf0\x9f\x98\x80",
+                                    "cut \xc3",
+                                    "stray \x80 byte",
+                                    "\xed\xa0\x80"};
+  for (int c = 0; c < 0x20; ++c) texts.push_back("c" + std::string(1, static_cast<char>(c)) + "c");
+  for (const auto& text : texts) {
+    std::string out = "prefix";
+    appendJsonString(out, text);
+    EXPECT_EQ(out, "prefix" + Json(text).dump(-1, ' ', false, Json::error_handler_t::replace))
+        << text;
+  }
 }
 
 TEST(FormatTimestampTest, SecondPrecisionUtc) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/kube/rest_mapper.h"
 
@@ -49,10 +53,46 @@ TEST(FindingsBuilderTest, LabelNamesPastTheBoundMarkTheSeriesDropped) {
   labels.push_back("pod");  // new, and past the bound
   std::vector<std::string_view> views(labels.begin(), labels.end());
   builder.add("gpu_util", views);
+  builder.add("gpu_temp", views);  // the same label names again: still past the bound
   auto findings = builder.finish();
-  EXPECT_EQ(findings->series_dropped, 1u);
+  EXPECT_EQ(findings->series_dropped, 2u);
+  ASSERT_EQ(findings->metrics.count("gpu_temp"), 1u);
+  EXPECT_TRUE(findings->metrics.at("gpu_temp").resources.empty());
   ASSERT_EQ(findings->metrics.count("gpu_util"), 1u);
   EXPECT_TRUE(findings->metrics.at("gpu_util").resources.empty());
+}
+
+TEST(FindingsBuilderTest, NamesAreLookedUpByContentAndCopiedWhenKept) {
+  const kube::RestMapper mapper = kube::RestMapper::builtin();
+  auto rule = gpuRule(mapper);
+  FindingsBuilder builder(*rule);
+  // One reused buffer, as the series parser passes views into its own buffers.
+  std::string name = "gpu_util";
+  std::string label = "pod";
+  builder.add(name, {label});
+  name = "gpu_temp";
+  label = "namespace";
+  builder.add(name, {label});
+  std::string again = "gpu_util";  // the same name from other storage
+  std::string pod = "pod";
+  builder.add(again, {pod, "namespace"});
+  name.assign(name.size(), 'x');
+  label.assign(label.size(), 'x');
+  auto findings = builder.finish();
+  EXPECT_EQ(findings->series_seen, 3u);
+  EXPECT_EQ(findings->series_dropped, 0u);
+  ASSERT_EQ(findings->metrics.size(), 2u);
+  ASSERT_EQ(findings->metrics.count("gpu_util"), 1u);
+  ASSERT_EQ(findings->metrics.count("gpu_temp"), 1u);
+  std::vector<std::string> util_resources;
+  for (const auto& resource : findings->metrics.at("gpu_util").resources) {
+    util_resources.push_back(resource.plural);
+  }
+  std::sort(util_resources.begin(), util_resources.end());
+  EXPECT_EQ(util_resources, (std::vector<std::string>{"namespaces", "pods"}));
+  ASSERT_EQ(findings->metrics.at("gpu_temp").resources.size(), 1u);
+  EXPECT_EQ(findings->metrics.at("gpu_temp").resources[0].plural, "namespaces");
+  EXPECT_EQ(findings->metrics.at("gpu_temp").series_name, "gpu_temp");
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "metrics_adapter/prometheus/prometheus_client.h"
 
@@ -107,28 +110,128 @@ TEST(ParseQueryResponseTest, ErrorStatusBecomesApiErrorWithPrometheusText) {
   }
 }
 
+TEST(ParseQueryResponseTest, MembersMayComeInAnyOrder) {
+  const QueryResult vector = parseQueryResponse(
+      R"({"data":{"result":[{"value":[1,"7"],"metric":{"pod":"a"}}],"resultType":"vector"},)"
+      R"("warnings":["w"],"status":"success"})");
+  EXPECT_EQ(vector.type, QueryResult::Type::kVector);
+  ASSERT_EQ(vector.samples.size(), 1u);
+  EXPECT_EQ(vector.samples[0].labels, (std::map<std::string, std::string>{{"pod", "a"}}));
+  EXPECT_DOUBLE_EQ(vector.samples[0].value, 7);
+  EXPECT_EQ(vector.warnings, std::vector<std::string>{"w"});
+
+  const QueryResult scalar =
+      parseQueryResponse(R"({"data":{"result":[5,"3"],"resultType":"scalar"},"status":"success"})");
+  EXPECT_EQ(scalar.type, QueryResult::Type::kScalar);
+  ASSERT_EQ(scalar.samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(scalar.samples[0].value, 3);
+  EXPECT_DOUBLE_EQ(scalar.samples[0].timestamp, 5);
+}
+
+TEST(ParseQueryResponseTest, UnknownMembersAreIgnoredAndRepeatedOnesReplaceEarlierOnes) {
+  const QueryResult result = parseQueryResponse(
+      R"({"status":"success","infos":[{"x":[1,2]}],"data":{"resultType":"vector","stats":{},)"
+      R"("result":[{"metric":{"pod":"a","pod":"b"},"value":[1,"1"],"value":[2,"2"],)"
+      R"("exemplars":[{"value":"9"}]}]}})");
+  ASSERT_EQ(result.samples.size(), 1u);
+  EXPECT_EQ(result.samples[0].labels, (std::map<std::string, std::string>{{"pod", "b"}}));
+  EXPECT_DOUBLE_EQ(result.samples[0].value, 2);
+  EXPECT_DOUBLE_EQ(result.samples[0].timestamp, 2);
+}
+
+TEST(ParseQueryResponseTest, NullMetricMeansNoLabels) {
+  const QueryResult result =
+      parseQueryResponse(answer("vector", R"([{"metric":null,"value":[1,"1"]}])"));
+  ASSERT_EQ(result.samples.size(), 1u);
+  EXPECT_TRUE(result.samples[0].labels.empty());
+}
+
+TEST(ParseQueryResponseTest, LabelValuesAreUnescaped) {
+  const QueryResult result = parseQueryResponse(
+      answer("vector", R"([{"metric":{"a\u0062":"q\"\\\n\u00e9\ud83d\ude00"},"value":[1,"1"]}])"));
+  ASSERT_EQ(result.samples.size(), 1u);
+  EXPECT_EQ(result.samples[0].labels,
+            (std::map<std::string, std::string>{{"ab", "q\"\\\n\xc3\xa9\xf0\x9f\x98\x80"}}));
+}
+
+TEST(ParseQueryResponseTest, DcgmBlankSentinelsAreKept) {
+  const std::pair<std::string, double> cases[] = {
+      {"9223372036854775792", 9223372036854775792.0},
+      {"9223372036854775807", 9223372036854775807.0},
+      {"2147483647", 2147483647.0},
+  };
+  for (const auto& [text, expected] : cases) {
+    const QueryResult result =
+        parseQueryResponse(answer("vector", R"([{"value":[1,")" + text + R"("]}])"));
+    ASSERT_EQ(result.samples.size(), 1u) << text;
+    EXPECT_EQ(result.samples[0].value, expected) << text;
+  }
+}
+
+TEST(ParseQueryResponseTest, ErrorStatusWinsOverAMalformedData) {
+  try {
+    parseQueryResponse(R"({"data":{"resultType":"table","result":7},"error":"too many samples",)"
+                       R"("status":"error"})");
+    FAIL() << "no exception";
+  } catch (const PrometheusError& e) {
+    EXPECT_EQ(e.kind(), Kind::kApiError);
+    EXPECT_STREQ(e.what(), "too many samples");
+  }
+}
+
+TEST(ParseQueryResponseTest, NestingIsBoundedAtSixtyFourLevels) {
+  // The answer object is one level; an ignored member adds the rest.
+  const auto nested = [](int levels) {
+    return R"({"status":"success","data":{"resultType":"vector","result":[]},"x":)" +
+           std::string(levels - 1, '[') + std::string(levels - 1, ']') + "}";
+  };
+  EXPECT_NO_THROW(parseQueryResponse(nested(64)));
+  try {
+    parseQueryResponse(nested(70));
+    FAIL() << "no exception";
+  } catch (const PrometheusError& e) {
+    EXPECT_EQ(e.kind(), Kind::kBadResponse);
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 64 levels"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ParseQueryResponseTest, MalformedAnswersAreBadResponses) {
   const std::string cases[] = {
       "",
       "not json",
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"val)",  // cut
       "[]",
-      R"({"data":{"resultType":"vector","result":[]}})",                    // no status
-      R"({"status":"weird","data":{"resultType":"vector","result":[]}})",   // unknown status
-      R"({"status":"success"})",                                            // no data
-      R"({"status":"success","data":{"result":[]}})",                       // no resultType
-      R"({"status":"success","data":{"resultType":"table","result":[]}})",  // unknown type
-      answer("vector", R"({"metric":{}})"),                                 // not a list
-      answer("vector", R"([{"metric":{}}])"),                               // no value
-      answer("vector", R"([{"metric":{},"value":[1,1.5]}])"),               // number value
-      answer("vector", R"([{"metric":{},"value":[1,"abc"]}])"),             // not a number
-      answer("vector", R"([{"metric":{},"value":[1," 1"]}])"),              // leading blank
-      answer("vector", R"([{"metric":{},"value":[1,"1x"]}])"),              // trailing junk
-      answer("vector", R"([{"metric":{"a":1},"value":[1,"1"]}])"),          // label not string
-      answer("vector", R"([{"metric":{},"value":["1","1"]}])"),             // time not number
-      answer("vector", R"([{"metric":{},"value":[1]}])"),                   // short pair
-      answer("scalar", R"("1")"),                                           // scalar not pair
-      std::string(100000, '[') + std::string(100000, ']'),                  // hostile nesting
+      R"({"data":{"resultType":"vector","result":[]}})",                     // no status
+      R"({"status":"weird","data":{"resultType":"vector","result":[]}})",    // unknown status
+      R"({"status":"success"})",                                             // no data
+      R"({"status":"success","data":{"result":[]}})",                        // no resultType
+      R"({"status":"success","data":{"resultType":"table","result":[]}})",   // unknown type
+      answer("vector", R"({"metric":{}})"),                                  // not a list
+      answer("vector", R"([{"metric":{}}])"),                                // no value
+      answer("vector", R"([{"metric":{},"value":[1,1.5]}])"),                // number value
+      answer("vector", R"([{"metric":{},"value":[1,"abc"]}])"),              // not a number
+      answer("vector", R"([{"metric":{},"value":[1," 1"]}])"),               // leading blank
+      answer("vector", R"([{"metric":{},"value":[1,"1x"]}])"),               // trailing junk
+      answer("vector", R"([{"metric":{"a":1},"value":[1,"1"]}])"),           // label not string
+      answer("vector", R"([{"metric":{},"value":["1","1"]}])"),              // time not number
+      answer("vector", R"([{"metric":{},"value":[1]}])"),                    // short pair
+      answer("scalar", R"("1")"),                                            // scalar not pair
+      answer("scalar", "null"),                                              // scalar null
+      answer("scalar", R"([1,"2",3])"),                                      // long pair
+      answer("vector", R"([{"metric":{},"value":[1,"1",2]}])"),              // long pair
+      answer("vector", R"([{"metric":{},"value":"1"}])"),                    // value not a list
+      answer("vector", R"([{"metric":[],"value":[1,"1"]}])"),                // labels not object
+      answer("vector", R"([{"metric":{"a":{}},"value":[1,"1"]}])"),          // label an object
+      answer("vector", R"([[1,"1"]])"),                                      // element a list
+      answer("vector", R"([{"value":[1,"1"]},{"value":[1,"x"]}])"),          // second bad
+      answer("vector", R"("[]")"),                                           // result a string
+      R"({"status":"success","data":[]})",                                   // data not object
+      R"({"status":"success","data":{"resultType":"vector"}})",              // no result
+      R"({"status":7,"data":{"resultType":"vector","result":[]}})",          // status not text
+      answer("vector", "[]") + "x",                                          // trailing junk
+      answer("vector", R"([{"metric":{},"value":[1,"1"]}])").substr(0, 60),  // cut in element
+      std::string(100000, '[') + std::string(100000, ']'),                   // hostile nesting
   };
   for (const auto& body : cases) {
     try {
