@@ -7,7 +7,7 @@
 namespace metrics_adapter::kube {
 namespace {
 
-constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kAcceptJson = "application/json";
 
 std::string lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -48,8 +48,8 @@ std::vector<ResourceInfo> parseApiResourceList(const nlohmann::json& list, std::
 
 std::vector<ResourceInfo> discoverResources(KubeApi& api, std::chrono::milliseconds timeout) {
   std::vector<ResourceInfo> resources =
-      parseApiResourceList(api.get("/api/v1", kJson, timeout), "", "v1");
-  nlohmann::json groups = api.get("/apis", kJson, timeout);
+      parseApiResourceList(api.get("/api/v1", kAcceptJson, timeout), "", "v1");
+  nlohmann::json groups = api.get("/apis", kAcceptJson, timeout);
   auto group_list = groups.find("groups");
   if (group_list == groups.end() || !group_list->is_array()) return resources;
   for (const auto& group : *group_list) {
@@ -62,7 +62,7 @@ std::vector<ResourceInfo> discoverResources(KubeApi& api, std::chrono::milliseco
     try {
       std::string path = "/apis/" + name;
       path.append("/").append(version);
-      auto found = parseApiResourceList(api.get(path, kJson, timeout), name, version);
+      auto found = parseApiResourceList(api.get(path, kAcceptJson, timeout), name, version);
       resources.insert(resources.end(), found.begin(), found.end());
     } catch (const KubeError& e) {
       // Aggregated groups (ours included) can be unavailable; the rest of the mapping stands.

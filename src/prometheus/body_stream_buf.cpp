@@ -7,12 +7,12 @@
 namespace metrics_adapter::prometheus {
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{64} * 1024;
+constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
 BodyStreamBuf::BodyStreamBuf(net::HttpCall& call, std::size_t max_bytes_per_token)
-    : call_(call), buffer_(kChunkBytes), max_bytes_per_token_(max_bytes_per_token) {}
+    : call_(call), buffer_(kBufferBytes), max_bytes_per_token_(max_bytes_per_token) {}
 
 BodyStreamBuf::int_type BodyStreamBuf::underflow() {
   if (gptr() < egptr()) return traits_type::to_int_type(*gptr());

@@ -14,9 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The same bound parseJsonAnswer puts on any other Prometheus answer.
-constexpr std::size_t kMaxJsonDepth = 64;
-
 // What a JSON value is, as far as the shape of a query answer cares.
 enum class Token { kNull, kNumber, kString, kOther, kObject, kArray };
 

@@ -7,7 +7,6 @@
 namespace metrics_adapter::prometheus {
 namespace {
 
-constexpr int kMaxJsonDepth = 64;
 constexpr std::size_t kMaxErrorTextBytes = 2048;
 constexpr std::size_t kMaxSnippetBytes = 200;
 
@@ -18,7 +17,7 @@ struct TooDeep {};
 nlohmann::json parseJsonAnswer(std::string_view body) {
   const nlohmann::json::parser_callback_t limit_depth = [](int depth, nlohmann::json::parse_event_t,
                                                            nlohmann::json&) {
-    if (depth > kMaxJsonDepth) throw TooDeep{};
+    if (depth > static_cast<int>(kMaxJsonDepth)) throw TooDeep{};
     return true;
   };
   try {

@@ -11,6 +11,10 @@
 
 namespace metrics_adapter::prometheus {
 
+// Deeper than any Prometheus answer nests: deeper input is rejected, so hostile input cannot
+// exhaust the stack.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
 // Parses a bounded JSON text; nesting deeper than any Prometheus answer is rejected so hostile
 // input cannot exhaust the stack. Throws PrometheusError(kBadResponse).
 nlohmann::json parseJsonAnswer(std::string_view body);

@@ -9,7 +9,7 @@
 namespace metrics_adapter::prometheus {
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{64} * 1024;
+constexpr std::size_t kScanChunkBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
@@ -19,7 +19,7 @@ SeriesAnswer parseSeriesStream(std::istream& in, const SeriesVisitor& visitor,
   SeriesScanner scanner(visitor, on_token);
   std::streambuf* const source = in.rdbuf();
   if (source != nullptr) {
-    std::string chunk(kChunkBytes, '\0');
+    std::string chunk(kScanChunkBytes, '\0');
     // Takes what the source holds, and waits for more only when it holds nothing: each network
     // chunk is scanned as soon as it arrives.
     while (true) {
