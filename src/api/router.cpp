@@ -140,14 +140,19 @@ RenderedDocuments& renderedDocuments() {
   return documents;
 }
 
+// A 200 answer whose compact JSON body (ending in a newline) is already written.
+server::HttpResponse renderedResponse(std::string body) {
+  server::HttpResponse response;
+  response.body = std::move(body);
+  return response;
+}
+
 // A discovery document for `snapshot`, from the cache unless pretty-printed.
 server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapshot,
                                        std::string_view document,
                                        const std::function<Json()>& render, bool pretty) {
   if (pretty) return jsonResponse(200, render(), true);
-  server::HttpResponse response;
-  response.body = renderedDocuments().get(snapshot, document, render);
-  return response;
+  return renderedResponse(renderedDocuments().get(snapshot, document, render));
 }
 
 // A document that never changes (the API groups), rendered once per process.
@@ -155,9 +160,7 @@ template <Json (*kDocument)()>
 server::HttpResponse fixedResponse(bool pretty) {
   if (pretty) return jsonResponse(200, kDocument(), true);
   static const std::string kBody = compactJson(kDocument());
-  server::HttpResponse response;
-  response.body = kBody;
-  return response;
+  return renderedResponse(kBody);
 }
 
 server::HttpResponse metricsResponse() {
@@ -260,12 +263,7 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
     auto metric_request = parseCustomMetricRequest(version, rest, target);
     if (!metric_request) throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     if (pretty) return jsonResponse(200, custom_metrics_->handle(*metric_request), true);
-    server::HttpResponse response;
-    response.status = 200;
-    response.content_type = "application/json";
-    response.body = custom_metrics_->render(*metric_request);
-    response.body += '\n';
-    return response;
+    return renderedResponse(custom_metrics_->render(*metric_request) + '\n');
   } catch (const ApiError& error) {
     if (error.code() >= 500)
       spdlog::warn("{} {}: {}", request.method, request.target, error.what());
