@@ -111,11 +111,12 @@ struct SelfMetrics::Impl {
 };
 
 SelfMetrics& SelfMetrics::instance() {
-  static SelfMetrics metrics;
-  return metrics;
+  static auto* metrics = new SelfMetrics;  // never destroyed: threads may record during exit
+  return *metrics;
 }
 
-SelfMetrics::SelfMetrics() : impl_(new Impl) {}
+SelfMetrics::SelfMetrics() : impl_(std::make_unique<Impl>()) {}
+SelfMetrics::~SelfMetrics() = default;
 
 void SelfMetrics::observeRequest(std::string_view route, int code,
                                  std::chrono::duration<double> latency) {

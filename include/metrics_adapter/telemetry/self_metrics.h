@@ -2,18 +2,26 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace metrics_adapter::telemetry {
 
-// The adapter's own metrics, served at /metrics in the Prometheus text format. One instance per
-// process (like Go's default registry), so every module can record without wiring; every
-// function is thread-safe and cheap enough for the request path. Label values are bounded by
-// the callers (routes are templates, never raw paths; rule ids come from the config).
+// The adapter's own metrics, served at /metrics in the Prometheus text format. The adapter builds
+// one and hands it to every component that records (a test builds its own and reads
+// exposition()); every function is thread-safe and cheap enough for the request path. Label
+// values are bounded by the callers (routes are templates, never raw paths; rule ids come from
+// the config).
 class SelfMetrics {
  public:
+  SelfMetrics();
+  ~SelfMetrics();
+  SelfMetrics(const SelfMetrics&) = delete;
+  SelfMetrics& operator=(const SelfMetrics&) = delete;
+
+  // TRANSITIONAL: the process-wide instance, until every recorder takes one in its constructor.
   static SelfMetrics& instance();
 
   // One API request: `route` is a template such as "custom_metric", "external_metric",
@@ -46,9 +54,8 @@ class SelfMetrics {
   std::string exposition() const;
 
  private:
-  SelfMetrics();
   struct Impl;
-  Impl* impl_;  // lives as long as the process
+  std::unique_ptr<Impl> impl_;
 };
 
 // Time the calling thread has spent waiting on Prometheus since its last reset(). A request is
