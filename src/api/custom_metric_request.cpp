@@ -4,38 +4,35 @@
 
 namespace metrics_adapter::api {
 
-std::optional<CustomMetricRequest> parseCustomMetricRequest(const std::string& version,
-                                                            std::span<const std::string> rest,
-                                                            const RequestTarget& target) {
+std::optional<CustomMetricRequest> parseCustomMetricRequest(const server::RequestInfo& info) {
+  // A watch or proxy verb, or a list (no name), is no metric route: serving it as a get would
+  // answer something other than what was authorized.
+  if (!info.resource_request || info.verb != "get" || info.resource_parts.size() > 3) {
+    if (info.resource_request && !info.namespace_name.empty() && info.resource_parts.size() == 1 &&
+        info.verb == "list") {
+      throw ApiError::badRequest("invalid request path");  // namespaces/<ns>/<metric>
+    }
+    return std::nullopt;
+  }
   CustomMetricRequest request;
-  request.version = version;
-  request.label_selector = target.get("labelSelector");
-  request.metric_label_selector = target.get("metricLabelSelector");
-
-  const bool under_namespace = !rest.empty() && rest[0] == "namespaces";
-  if (under_namespace && rest.size() == 4 && rest[2] == "metrics") {
-    // R3: the Namespace object itself (root-scoped metric on "namespaces").
+  request.version = info.api_version;
+  request.label_selector = info.get("labelSelector");
+  request.metric_label_selector = info.get("metricLabelSelector");
+  if (!info.namespace_name.empty() && info.resource == "metrics") {
+    // R3: the Namespace object itself (a root-scoped metric on "namespaces"), upstream's rewrite
+    // of the pseudo-resource "metrics". namespaces/<ns>/metrics/<x>/<y> is no route.
+    if (info.resource_parts.size() != 2) return std::nullopt;
     request.resource = "namespaces";
-    request.name = rest[1];
-    request.metric = rest[3];
+    request.name = info.namespace_name;
+    request.metric = info.name;
     return request;
   }
-  // namespaces/<ns>/metrics/<x>/<y> is no route (upstream mis-parses it, api.md §3.2).
-  if (under_namespace && rest.size() == 5 && rest[2] != "metrics") {
-    request.namespace_name = rest[1];
-    request.resource = rest[2];
-    request.name = rest[3];
-    request.metric = rest[4];
-    return request;
-  }
-  if (under_namespace && rest.size() == 3) throw ApiError::badRequest("invalid request path");
-  if (!under_namespace && rest.size() == 3) {
-    request.resource = rest[0];
-    request.name = rest[1];
-    request.metric = rest[2];
-    return request;
-  }
-  return std::nullopt;
+  if (info.resource_parts.size() != 3) return std::nullopt;
+  request.namespace_name = info.namespace_name;
+  request.resource = info.resource;
+  request.name = info.name;
+  request.metric = info.subresource;
+  return request;
 }
 
 }  // namespace metrics_adapter::api

@@ -51,11 +51,14 @@ const char* resultTypeName(prometheus::QueryResult::Type type) {
 
 }  // namespace
 
-std::optional<ExternalMetricRequest> parseExternalMetricRequest(std::span<const std::string> rest,
-                                                                const RequestTarget& target) {
-  if (rest.size() != 3 || rest[0] != "namespaces") return std::nullopt;
-  return ExternalMetricRequest{
-      .namespace_name = rest[1], .metric = rest[2], .label_selector = target.get("labelSelector")};
+std::optional<ExternalMetricRequest> parseExternalMetricRequest(const server::RequestInfo& info) {
+  if (!info.resource_request || info.verb != "list" || info.namespace_name.empty() ||
+      info.resource_parts.size() != 1 || info.api_version != kExternalMetricsVersion) {
+    return std::nullopt;
+  }
+  return ExternalMetricRequest{.namespace_name = info.namespace_name,
+                               .metric = info.resource,
+                               .label_selector = info.get("labelSelector")};
 }
 
 ExternalMetricsHandler::ExternalMetricsHandler(

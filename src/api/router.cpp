@@ -6,12 +6,11 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <span>
 #include <string_view>
 #include <utility>
 
 #include "metrics_adapter/api/discovery_documents.h"
-#include "metrics_adapter/api/request_target.h"
+#include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::api {
@@ -41,8 +40,8 @@ bool acceptsJson(const std::string& accept) {
   return false;
 }
 
-bool wantsPretty(const server::HttpRequest& request, const RequestTarget& target) {
-  std::string pretty = target.get("pretty");
+bool wantsPretty(const server::HttpRequest& request, const server::RequestInfo& info) {
+  std::string pretty = info.get("pretty");
   if (pretty == "true" || pretty == "1") return true;
   std::string agent = request.header("User-Agent");
   return startsWith(agent, "curl") || startsWith(agent, "Wget") || startsWith(agent, "Mozilla/5.0");
@@ -65,33 +64,6 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   response.content_type = "application/json";
   response.body = dumpJson(body, pretty);
   return response;
-}
-
-server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
-  return jsonResponse(error.code(),
-                      statusObject(error.code(), error.reason(), error.what(), error.details()),
-                      pretty);
-}
-
-// The route label of the self-metrics: a fixed name per kind of path, so that client-chosen
-// paths cannot create new series.
-std::string_view routeTemplate(std::string_view raw_target) {
-  std::vector<std::string> parts;
-  try {
-    parts = parseRequestTarget(raw_target).segments;
-  } catch (const ApiError&) {
-    return "other";
-  }
-  if (parts.size() == 1) {
-    if (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz") return "health";
-    if (parts[0] == "metrics") return "metrics";
-    if (parts[0] == "version") return "discovery";
-  }
-  if (parts.empty() || parts[0] != "apis") return "other";
-  if (parts.size() <= 3) return "discovery";
-  if (parts[1] == kCustomMetricsGroup) return "custom_metric";
-  if (parts[1] == kExternalMetricsGroup) return "external_metric";
-  return "other";
 }
 
 // JSON bodies of the discovery documents, rendered once per registry snapshot: they are what
@@ -163,58 +135,45 @@ server::HttpResponse fixedResponse(bool pretty) {
   return renderedResponse(kBody);
 }
 
-server::HttpResponse metricsResponse() {
-  server::HttpResponse response;
-  response.status = 200;
-  response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  response.body = telemetry::SelfMetrics::instance().exposition();
-  return response;
-}
-
 }  // namespace
 
-Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics,
-               std::shared_ptr<const ExternalMetricsHandler> external_metrics,
-               SnapshotSource snapshots, HealthChecks health, std::string version)
-    : custom_metrics_(std::move(custom_metrics)),
-      external_metrics_(std::move(external_metrics)),
-      snapshots_(std::move(snapshots)),
-      health_(std::move(health)),
-      version_(std::move(version)) {}
-
-Router::Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
-               HealthChecks health, std::string version)
-    : Router(std::move(custom_metrics), nullptr, std::move(snapshots), std::move(health),
-             std::move(version)) {}
-
-// The access-log line is written by the app's request handler, which also knows the auth outcome.
-server::HttpResponse Router::handle(const server::HttpRequest& request) const {
-  auto& self_metrics = telemetry::SelfMetrics::instance();
-  self_metrics.requestStarted();
-  const auto began = std::chrono::steady_clock::now();
-  server::HttpResponse response = route(request);
-  self_metrics.requestFinished();
-  self_metrics.observeRequest(routeTemplate(request.target), response.status,
-                              std::chrono::steady_clock::now() - began);
-  return response;
+server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
+  return jsonResponse(error.code(),
+                      statusObject(error.code(), error.reason(), error.what(), error.details()),
+                      pretty);
 }
 
-server::HttpResponse Router::route(const server::HttpRequest& request) const {
-  bool pretty = false;
+std::string_view routeLabel(const server::RequestInfo& info) {
+  const auto& parts = info.parts;
+  if (parts.size() == 1) {
+    if (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz") return "health";
+    if (parts[0] == "metrics") return "metrics";
+    if (parts[0] == "version") return "discovery";
+  }
+  if (parts.empty() || parts[0] != "apis") return "other";
+  if (parts.size() <= 3) return "discovery";
+  if (parts[1] == kCustomMetricsGroup) return "custom_metric";
+  if (parts[1] == kExternalMetricsGroup) return "external_metric";
+  return "other";
+}
+
+Router::Router(RouterParts parts) : parts_(std::move(parts)) {}
+
+server::HttpResponse Router::route(const server::HttpRequest& request,
+                                   const server::RequestInfo& info) const {
+  const bool pretty = wantsPretty(request, info);
   try {
-    RequestTarget target = parseRequestTarget(request.target);
-    pretty = wantsPretty(request, target);
-    const auto& parts = target.segments;
+    const auto& parts = info.parts;
 
     if (parts.size() == 1 &&
         (parts[0] == "healthz" || parts[0] == "livez" || parts[0] == "readyz")) {
-      bool verbose = target.has("verbose");
+      bool verbose = info.has("verbose");
       if (parts[0] == "readyz") {
-        std::vector<HealthCheck> checks = health_.live;
-        checks.insert(checks.end(), health_.ready.begin(), health_.ready.end());
+        std::vector<HealthCheck> checks = parts_.health.live;
+        checks.insert(checks.end(), parts_.health.ready.begin(), parts_.health.ready.end());
         return health(parts[0], checks, verbose);
       }
-      return health(parts[0], health_.live, verbose);
+      return health(parts[0], parts_.health.live, verbose);
     }
     if (request.method != "GET" && request.method != "HEAD") {
       throw ApiError(405, "MethodNotAllowed",
@@ -222,14 +181,18 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
                      Json::object());
     }
     // Before the Accept check: scrapers ask for text formats.
-    if (parts.size() == 1 && parts[0] == "metrics") return metricsResponse();
+    if (parts.size() == 1 && parts[0] == "metrics" && parts_.self_metrics) {
+      server::HttpResponse response;
+      response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      response.body = parts_.self_metrics->exposition();
+      return response;
+    }
     if (!acceptsJson(request.header("Accept"))) {
       throw ApiError(406, "NotAcceptable",
                      "only the following media types are accepted: application/json");
     }
     if (parts.size() == 1 && parts[0] == "version") {
-      return jsonResponse(200, Json{{"gitVersion", "v" + version_}, {"platform", "linux/amd64"}},
-                          pretty);
+      return jsonResponse(200, versionDocument(parts_.version), pretty);
     }
     if (parts.empty() || parts[0] != "apis") {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
@@ -238,12 +201,12 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
     if (parts[1] == kExternalMetricsGroup) {
       if (parts.size() == 2) return fixedResponse<externalMetricsGroup>(pretty);
       if (parts.size() == 3 && parts[2] == kExternalMetricsVersion) {
-        auto snapshot = snapshots_();
+        auto snapshot = parts_.snapshots();
         return discoveryResponse(
             snapshot, kExternalMetricsGroup, [&] { return externalMetricsResourceList(*snapshot); },
             pretty);
       }
-      return jsonResponse(200, external(parts, target), pretty);
+      return jsonResponse(200, external(info), pretty);
     }
     if (parts[1] != kCustomMetricsGroup) {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
@@ -254,16 +217,17 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
       throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
     }
     if (parts.size() == 3) {
-      auto snapshot = snapshots_();
+      auto snapshot = parts_.snapshots();
       return discoveryResponse(
           snapshot, kCustomMetricsGroup + ("/" + version),
           [&] { return customMetricsResourceList(version, *snapshot); }, pretty);
     }
-    auto rest = std::span<const std::string>(parts).subspan(3);
-    auto metric_request = parseCustomMetricRequest(version, rest, target);
-    if (!metric_request) throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
-    if (pretty) return jsonResponse(200, custom_metrics_->handle(*metric_request), true);
-    return renderedResponse(custom_metrics_->render(*metric_request) + '\n');
+    auto metric_request = parseCustomMetricRequest(info);
+    if (!metric_request || !parts_.custom_metrics) {
+      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    }
+    if (pretty) return jsonResponse(200, parts_.custom_metrics->handle(*metric_request), true);
+    return renderedResponse(parts_.custom_metrics->render(*metric_request) + '\n');
   } catch (const ApiError& error) {
     if (error.code() >= 500)
       spdlog::warn("{} {}: {}", request.method, request.target, error.what());
@@ -274,17 +238,13 @@ server::HttpResponse Router::route(const server::HttpRequest& request) const {
   }
 }
 
-Json Router::external(const std::vector<std::string>& parts, const RequestTarget& target) const {
+Json Router::external(const server::RequestInfo& info) const {
   // route() answers the group and version documents themselves.
-  if (parts.size() <= 3 || parts[2] != kExternalMetricsVersion) {
+  auto metric_request = parseExternalMetricRequest(info);
+  if (!metric_request || !parts_.external_metrics) {
     throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
   }
-  auto metric_request =
-      parseExternalMetricRequest(std::span<const std::string>(parts).subspan(3), target);
-  if (!metric_request || !external_metrics_) {
-    throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
-  }
-  return external_metrics_->handle(*metric_request);
+  return parts_.external_metrics->handle(*metric_request);
 }
 
 server::HttpResponse Router::health(const std::string& endpoint,

@@ -5,12 +5,17 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <functional>
+#include <memory>
+#include <stdexcept>
 
 #include "app/auth_setup.h"
 #include "app/config_reloader.h"
 #include "app/logging.h"
 #include "app/rest_mapping_refresher.h"
+#include "metrics_adapter/api/request_pipeline.h"
 #include "metrics_adapter/api/router.h"
+#include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
@@ -107,139 +112,187 @@ void raiseOpenFileLimit() {
   }
 }
 
+// A startup step that cannot go on; what() is the logged reason.
+class StartupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+config::AdapterConfig loadConfig(const std::string& path) {
+  try {
+    return config::loadConfigFile(path);
+  } catch (const config::ConfigError& e) {
+    throw StartupError(std::string("invalid configuration: ") + e.what());
+  }
+}
+
+// Everything the adapter runs, built in data-flow order and stopped in reverse.
+class Adapter {
+ public:
+  explicit Adapter(const AdapterOptions& options)
+      : options_(options),
+        // TRANSITIONAL: the process-wide instance until every recorder takes this one.
+        self_metrics_(&telemetry::SelfMetrics::instance(), [](telemetry::SelfMetrics*) {}) {
+    loaded_identity_ = fileIdentity(options.config_file);
+    config::AdapterConfig config = loadConfig(options.config_file);
+    connectBackends();
+    std::vector<kube::ResourceInfo> resources = initialResources(kube_.get());
+    startDiscovery(std::move(config), resources);
+    buildServer();
+    if (kube_) {
+      refresher_ = std::make_unique<RestMappingRefresher>(
+          kube_, options.discovery_interval, resources,
+          [state = config_state_](std::shared_ptr<const kube::RestMapper> mapper) {
+            try {
+              state->replaceMapper(std::move(mapper));
+            } catch (const config::ConfigError& e) {
+              spdlog::error("rules not updated for the new REST mapping: {}", e.what());
+            }
+          });
+    }
+  }
+
+  void start() {
+    try {
+      server_->start();
+    } catch (const std::exception& e) {
+      throw StartupError(std::string("cannot start the HTTPS server: ") + e.what());
+    }
+    self_metrics_->setBuildInfo(MA_VERSION);
+    relister_->start();
+    if (refresher_) refresher_->start();
+    reloader_->start();
+    spdlog::info(
+        "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
+        "https://{}:{} from {}",
+        MA_VERSION, options_.server.bind_address, server_->port(), options_.prometheus.url);
+  }
+
+  void reload() {
+    spdlog::info("received SIGHUP, reloading {}", options_.config_file);
+    reloader_->reloadNow();
+  }
+
+  void stop() {
+    // Requests still waiting on Prometheus after the drain, then the relist, end at once.
+    server_->stop(std::chrono::seconds(10), [this] { prometheus_client_->cancelCalls(); });
+    prometheus_client_->cancelCalls();
+    reloader_->stop();
+    if (refresher_) refresher_->stop();
+    if (auth_ && auth_->config_refresh) auth_->config_refresh->stop();
+    relister_->stop();
+  }
+
+ private:
+  // Prometheus (identical queries in flight together share one call), the Kubernetes API and
+  // delegated auth.
+  void connectBackends() {
+    try {
+      prometheus_client_ = std::make_shared<prometheus::PrometheusClient>(options_.prometheus);
+      prometheus_ = std::make_shared<prometheus::CoalescingPrometheusApi>(
+          prometheus_client_,
+          prometheus::CoalescingOptions{.cache_ttl = options_.metrics_cache_ttl});
+      kube_ = makeKubeClient(options_);
+      auth_ = makeAuth(options_, kube_);
+    } catch (const std::invalid_argument& e) {
+      throw StartupError(e.what());
+    }
+  }
+
+  // The rules, the relist loop that turns them into registry snapshots, and config reloads.
+  void startDiscovery(config::AdapterConfig config,
+                      const std::vector<kube::ResourceInfo>& resources) {
+    std::shared_ptr<const discovery::RuleSet> rule_set;
+    try {
+      rule_set = compileRuleSet(config, std::make_shared<const kube::RestMapper>(resources));
+    } catch (const config::ConfigError& e) {
+      throw StartupError(std::string("invalid configuration: ") + e.what());
+    }
+    spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
+                 config.rules.size() + config.external_rules.size(), options_.config_file);
+    relister_ = std::make_shared<discovery::Relister>(rule_set, prometheus_, options_.relist);
+    config_state_ = std::make_shared<ConfigState>(
+        std::move(config), rule_set->mapper,
+        [relister = relister_](std::shared_ptr<const discovery::RuleSet> rules) {
+          relister->setRuleSet(std::move(rules));
+        });
+    reloader_ = std::make_unique<ConfigReloader>(
+        options_.config_file, loaded_identity_, config_state_, options_.config_check_interval,
+        [metrics = self_metrics_](bool success) { metrics->countConfigReload(success); });
+  }
+
+  // The handlers, the request pipeline and the HTTPS server that feeds it.
+  void buildServer() {
+    std::shared_ptr<kube::ObjectLister> lister;
+    if (kube_) lister = std::make_shared<kube::CachedObjectLister>(kube_, options_.object_lister);
+    api::SnapshotSource snapshots = [relister = relister_] { return relister->snapshot(); };
+
+    api::RouterParts parts;
+    parts.custom_metrics = std::make_shared<const api::CustomMetricsHandler>(
+        snapshots, prometheus_, lister,
+        api::CustomMetricsOptions{.query_timeout = options_.query_timeout});
+    parts.external_metrics = std::make_shared<const api::ExternalMetricsHandler>(
+        snapshots, prometheus_,
+        api::ExternalMetricsOptions{.query_timeout = options_.query_timeout});
+    parts.snapshots = snapshots;
+    parts.health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
+    parts.health.ready.push_back({"discovery", [relister = relister_] {
+                                    return relister->firstRunDone()
+                                               ? std::optional<std::string>()
+                                               : "the first relist has not finished";
+                                  }});
+    parts.self_metrics = self_metrics_;
+    parts.version = api::buildVersionInfo(MA_VERSION);
+
+    auto pipeline = std::make_shared<const api::RequestPipeline>(
+        auth_ ? auth_->filter : nullptr, std::make_shared<const api::Router>(std::move(parts)),
+        self_metrics_);
+    server_ = std::make_unique<server::HttpsServer>(
+        options_.server,
+        [pipeline](const server::HttpRequest& request) { return pipeline->handle(request); },
+        std::make_shared<api::RequestAccounting>(self_metrics_, logExchange));
+  }
+
+  const AdapterOptions& options_;
+  std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
+  std::optional<FileIdentity> loaded_identity_;
+  std::shared_ptr<prometheus::PrometheusClient> prometheus_client_;  // to cancel calls at stop
+  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  std::shared_ptr<kube::KubeApi> kube_;
+  std::optional<AuthStack> auth_;
+  std::shared_ptr<discovery::Relister> relister_;
+  std::shared_ptr<ConfigState> config_state_;
+  std::unique_ptr<ConfigReloader> reloader_;
+  std::unique_ptr<RestMappingRefresher> refresher_;
+  std::unique_ptr<server::HttpsServer> server_;
+};
+
+// Waits for SIGINT/SIGTERM; each SIGHUP on the way runs `reload`. Returns the stopping signal.
+int waitForStop(const sigset_t& handled_signals, const std::function<void()>& reload) {
+  int signal_number = 0;
+  while (sigwait(&handled_signals, &signal_number) != 0 || signal_number == SIGHUP) {
+    if (signal_number == SIGHUP) reload();
+  }
+  return signal_number;
+}
+
 }  // namespace
 
 int runAdapter(const AdapterOptions& options) {
   configureLogging(options.verbosity, options.log_format);
-  sigset_t handled_signals = blockHandledSignals();
+  const sigset_t handled_signals = blockHandledSignals();
   raiseOpenFileLimit();
-
-  std::optional<FileIdentity> loaded_identity = fileIdentity(options.config_file);
-  config::AdapterConfig config;
+  std::unique_ptr<Adapter> adapter;
   try {
-    config = config::loadConfigFile(options.config_file);
-  } catch (const config::ConfigError& e) {
-    spdlog::critical("invalid configuration: {}", e.what());
-    return 1;
-  }
-
-  std::shared_ptr<prometheus::PrometheusApi> prometheus;
-  std::shared_ptr<prometheus::PrometheusClient> prometheus_client;  // to cancel calls at shutdown
-  std::shared_ptr<kube::KubeApi> kube;
-  std::optional<AuthStack> auth;
-  try {
-    // Identical queries in flight together (many HPAs on one metric) share one call.
-    prometheus_client = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
-    prometheus = std::make_shared<prometheus::CoalescingPrometheusApi>(
-        prometheus_client, prometheus::CoalescingOptions{.cache_ttl = options.metrics_cache_ttl});
-    kube = makeKubeClient(options);
-    auth = makeAuth(options, kube);
-  } catch (const std::invalid_argument& e) {
+    adapter = std::make_unique<Adapter>(options);
+    adapter->start();
+  } catch (const StartupError& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
-
-  std::vector<kube::ResourceInfo> resources = initialResources(kube.get());
-  std::shared_ptr<const discovery::RuleSet> rule_set;
-  try {
-    rule_set = compileRuleSet(config, std::make_shared<const kube::RestMapper>(resources));
-  } catch (const config::ConfigError& e) {
-    spdlog::critical("invalid configuration: {}", e.what());
-    return 1;
-  }
-  spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
-               config.rules.size() + config.external_rules.size(), options.config_file);
-
-  auto relister = std::make_shared<discovery::Relister>(rule_set, prometheus, options.relist);
-  auto state =
-      std::make_shared<ConfigState>(std::move(config), rule_set->mapper,
-                                    [relister](std::shared_ptr<const discovery::RuleSet> rules) {
-                                      relister->setRuleSet(std::move(rules));
-                                    });
-  ConfigReloader reloader(
-      options.config_file, loaded_identity, state, options.config_check_interval,
-      [](bool success) { telemetry::SelfMetrics::instance().countConfigReload(success); });
-  std::unique_ptr<RestMappingRefresher> refresher;
-  if (kube) {
-    refresher = std::make_unique<RestMappingRefresher>(
-        kube, options.discovery_interval, resources,
-        [state](std::shared_ptr<const kube::RestMapper> mapper) {
-          try {
-            state->replaceMapper(std::move(mapper));
-          } catch (const config::ConfigError& e) {
-            spdlog::error("rules not updated for the new REST mapping: {}", e.what());
-          }
-        });
-  }
-  std::shared_ptr<kube::ObjectLister> lister;
-  if (kube) lister = std::make_shared<kube::CachedObjectLister>(kube, options.object_lister);
-
-  api::SnapshotSource snapshots = [relister] { return relister->snapshot(); };
-  auto custom_metrics = std::make_shared<const api::CustomMetricsHandler>(
-      snapshots, prometheus, lister,
-      api::CustomMetricsOptions{.query_timeout = options.query_timeout});
-  auto external_metrics = std::make_shared<const api::ExternalMetricsHandler>(
-      snapshots, prometheus, api::ExternalMetricsOptions{.query_timeout = options.query_timeout});
-
-  api::HealthChecks health;
-  health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
-  health.ready.push_back({"discovery", [relister]() -> std::optional<std::string> {
-                            if (relister->firstRunDone()) return std::nullopt;
-                            return "the first relist has not finished";
-                          }});
-  auto router = std::make_shared<const api::Router>(custom_metrics, external_metrics, snapshots,
-                                                    std::move(health), MA_VERSION);
-
-  std::shared_ptr<const AuthFilter> filter = auth ? auth->filter : nullptr;
-  server::HttpsServer server(options.server, [filter, router](const server::HttpRequest& request) {
-    auto began = std::chrono::steady_clock::now();
-    std::optional<server::HttpResponse> refused;
-    AccessEntry entry;
-    telemetry::PrometheusTimeOnThisThread::reset();
-    if (filter) refused = filter->check(request, &entry.user);
-    server::HttpResponse response = refused ? std::move(*refused) : router->handle(request);
-    if (auto waited = telemetry::PrometheusTimeOnThisThread::total(); waited.count() > 0) {
-      entry.promql_time = std::chrono::duration_cast<std::chrono::microseconds>(waited);
-    }
-    entry.verb = request.method;
-    entry.target = request.target;
-    entry.code = response.status;
-    entry.latency = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - began);
-    entry.remote = request.remote_address;
-    logAccess(entry);
-    return response;
-  });
-  try {
-    server.start();
-  } catch (const std::exception& e) {
-    spdlog::critical("cannot start the HTTPS server: {}", e.what());
-    return 1;
-  }
-  telemetry::SelfMetrics::instance().setBuildInfo(MA_VERSION);
-  relister->start();
-  if (refresher) refresher->start();
-  reloader.start();
-  spdlog::info(
-      "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
-      "https://{}:{} from {}",
-      MA_VERSION, options.server.bind_address, server.port(), options.prometheus.url);
-
-  int signal_number = 0;
-  while (sigwait(&handled_signals, &signal_number) != 0 || signal_number == SIGHUP) {
-    if (signal_number == SIGHUP) {
-      spdlog::info("received SIGHUP, reloading {}", options.config_file);
-      reloader.reloadNow();
-    }
-  }
+  const int signal_number = waitForStop(handled_signals, [&adapter] { adapter->reload(); });
   spdlog::info("received signal {}, shutting down", signal_number);
-  // Requests still waiting on Prometheus after the drain, then the relist, end at once.
-  server.stop(std::chrono::seconds(10), [&prometheus_client] { prometheus_client->cancelCalls(); });
-  prometheus_client->cancelCalls();
-  reloader.stop();
-  if (refresher) refresher->stop();
-  if (auth && auth->config_refresh) auth->config_refresh->stop();
-  relister->stop();
+  adapter->stop();
   return 0;
 }
 

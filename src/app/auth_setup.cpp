@@ -88,7 +88,7 @@ AuthStack makeAuthStack(const AuthOptions& options,
   auto authorizer = std::make_shared<auth::Authorizer>(authorization_api, authorizer_options);
 
   AuthStack stack;
-  stack.filter = std::make_shared<AuthFilter>(authenticator, authorizer);
+  stack.filter = std::make_shared<auth::AuthFilter>(authenticator, authorizer);
   if (!options.skip_lookup) {
     stack.config_refresh = std::make_unique<PeriodicTask>(
         std::chrono::minutes(1),

@@ -2,15 +2,15 @@
 
 #include <memory>
 
-#include "app/auth_filter.h"
 #include "app/periodic_task.h"
 #include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/auth/auth_filter.h"
 
 namespace metrics_adapter::app {
 
 // The delegated-auth pieces and the refresh of the trust ConfigMap, kept alive together.
 struct AuthStack {
-  std::shared_ptr<AuthFilter> filter;
+  std::shared_ptr<auth::AuthFilter> filter;
   std::unique_ptr<PeriodicTask> config_refresh;  // re-reads the ConfigMap (CA rotation)
 };
 

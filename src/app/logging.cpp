@@ -122,6 +122,21 @@ void logAccess(const AccessEntry& entry) {
   logger->debug("{}", formatAccessEntry(entry, current_format.load()));
 }
 
+void logExchange(const server::Exchange& exchange) {
+  auto logger = spdlog::get(kAccessLoggerName);
+  if (!logger || !logger->should_log(spdlog::level::debug)) return;  // copy nothing
+  AccessEntry entry;
+  entry.user = exchange.notes->user;
+  // "-" for a request the server could not read (413, 431, malformed HTTP).
+  entry.verb = exchange.method.empty() ? "-" : std::string(exchange.method);
+  entry.target = exchange.target.empty() ? "-" : std::string(exchange.target);
+  entry.code = exchange.code;
+  entry.latency = exchange.latency;
+  entry.remote = exchange.remote;
+  entry.promql_time = exchange.notes->backend_time;
+  logAccess(entry);
+}
+
 int levelForVerbosity(int verbosity) {
   if (verbosity >= 8) return spdlog::level::trace;
   if (verbosity >= 6) return spdlog::level::debug;

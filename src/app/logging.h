@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/server/exchange_observer.h"
 
 namespace metrics_adapter::app {
 
@@ -33,6 +34,9 @@ std::string formatAccessEntry(const AccessEntry& entry, LogFormat format);
 
 // Writes `entry` at debug level (visible from --v=6, as upstream's per-request lines).
 void logAccess(const AccessEntry& entry);
+
+// logAccess for one exchange the server answered (the access log of the request pipeline).
+void logExchange(const server::Exchange& exchange);
 
 // Formats every message as one JSON object per line: {"ts":"<UTC RFC 3339>","level":"info",
 // "msg":"..."}; messages of the "access" logger carry formatAccessEntry members instead of msg

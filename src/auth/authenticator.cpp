@@ -10,7 +10,7 @@
 
 #include "auth/token_review.h"
 #include "auth/x509_verifier.h"
-#include "metrics_adapter/net/percent_decode.h"
+#include "metrics_adapter/server/percent_decode.h"
 
 namespace metrics_adapter::auth {
 namespace {
@@ -45,7 +45,7 @@ bool isBlank(std::string_view text) { return trimmed(text).empty(); }
 std::string extraKey(std::string_view rest) {
   std::string key(rest);
   std::transform(key.begin(), key.end(), key.begin(), lower);
-  std::optional<std::string> unescaped = net::percentDecode(key, false);
+  std::optional<std::string> unescaped = server::percentDecode(key, false);
   return unescaped ? std::move(*unescaped) : key;
 }
 

@@ -51,7 +51,7 @@ class AlwaysAllowPaths {
     }
   }
 
-  bool allows(const RequestAttributes& attributes) const {
+  bool allows(const server::RequestInfo& attributes) const {
     if (attributes.resource_request) return false;
     const std::string_view path = withoutLeadingSlash(attributes.path);
     return std::find(exact_.begin(), exact_.end(), path) != exact_.end() ||
@@ -65,7 +65,7 @@ class AlwaysAllowPaths {
 };
 
 // The review's spec with the groups sorted, serialised: equal keys ask the same question.
-std::string cacheKey(const UserInfo& user, const RequestAttributes& attributes) {
+std::string cacheKey(const UserInfo& user, const server::RequestInfo& attributes) {
   UserInfo canonical = user;
   std::sort(canonical.groups.begin(), canonical.groups.end());
   // Hashed: the spec can carry up to the header limit of user extras, times every cache entry.
@@ -93,7 +93,7 @@ struct Authorizer::Impl {
         always_allow(options.always_allow_paths),
         cache(options.cache_entries, std::move(now)) {}
 
-  AuthorizationResult review(const UserInfo& user, const RequestAttributes& attributes) {
+  AuthorizationResult review(const UserInfo& user, const server::RequestInfo& attributes) {
     reviews.fetch_add(1, std::memory_order_relaxed);
     nlohmann::json answer;
     try {
@@ -126,7 +126,7 @@ Authorizer::Authorizer(std::shared_ptr<kube::KubeApi> api, AuthorizerOptions opt
 Authorizer::~Authorizer() = default;
 
 AuthorizationResult Authorizer::authorize(const UserInfo& user,
-                                          const RequestAttributes& attributes) {
+                                          const server::RequestInfo& attributes) {
   const bool privileged =
       std::find(user.groups.begin(), user.groups.end(), kPrivilegedGroup) != user.groups.end();
   if (privileged || impl_->always_allow.allows(attributes)) return {Outcome::kAllowed, ""};
@@ -151,7 +151,7 @@ Authorizer::Stats Authorizer::stats() const {
           impl_->cache_hits.load(std::memory_order_relaxed)};
 }
 
-std::string forbiddenMessage(const UserInfo& user, const RequestAttributes& attributes,
+std::string forbiddenMessage(const UserInfo& user, const server::RequestInfo& attributes,
                              const std::string& reason) {
   using promql::quoteGoString;
   std::string message;

@@ -16,7 +16,7 @@ void setIfNotEmpty(nlohmann::json& object, const char* key, const std::string& v
 
 }  // namespace
 
-nlohmann::json subjectAccessReview(const UserInfo& user, const RequestAttributes& attributes) {
+nlohmann::json subjectAccessReview(const UserInfo& user, const server::RequestInfo& attributes) {
   nlohmann::json spec = nlohmann::json::object();
   setIfNotEmpty(spec, "user", user.name);
   setIfNotEmpty(spec, "uid", user.uid);

@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "metrics_adapter/auth/authorizer.h"
-#include "metrics_adapter/auth/request_attributes.h"
 #include "metrics_adapter/auth/user_info.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::auth {
 
@@ -16,7 +16,7 @@ inline constexpr const char* kSubjectAccessReviewPath =
 // `user` doing `attributes` (api.md §9.8): empty fields omitted, resourceAttributes for resource
 // requests, nonResourceAttributes {path, verb} otherwise. Strings are passed through as they
 // are; invalid UTF-8 must be dealt with when the body is serialised.
-nlohmann::json subjectAccessReview(const UserInfo& user, const RequestAttributes& attributes);
+nlohmann::json subjectAccessReview(const UserInfo& user, const server::RequestInfo& attributes);
 
 // The decision in a SubjectAccessReview answer: status.allowed -> kAllowed; otherwise kDenied
 // (status.denied, or no opinion, which upstream also answers with 403), with status.reason

@@ -106,8 +106,8 @@ void Connection::abandonPendingRequest() {
     self->pending_request_id_ = 0;
     self->handler_timer_.cancel();
     self->keep_alive_ = false;
-    spdlog::warn("{} from {} was still running at shutdown; answered 503",
-                 self->pending_request_line_, self->remote_address_);
+    spdlog::warn("{} {} from {} was still running at shutdown; answered 503", self->request_method_,
+                 self->request_target_, self->remote_address_);
     self->respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   });
 }
@@ -155,6 +155,7 @@ void Connection::readHeader() {
 }
 
 void Connection::onHeader(const beast::error_code& ec) {
+  request_began_ = std::chrono::steady_clock::now();
   if (ec) return onReadError(ec);
   stream_.next_layer().expires_after(state_->options.header_timeout);
   http::async_read(
@@ -196,6 +197,8 @@ void Connection::dispatch() {
   }
   auto request = std::make_shared<const HttpRequest>(
       toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_));
+  request_method_ = request->method;
+  request_target_ = request->target;
   const std::uint64_t id = ++last_request_id_;
   auto result = std::make_shared<HttpResponse>();
   auto self = shared_from_this();
@@ -210,7 +213,7 @@ void Connection::dispatch() {
   }
   phase_ = Phase::kHandling;
   pending_request_id_ = id;
-  pending_request_line_ = request->method + " " + request->target;
+
   handler_timer_.expires_after(state_->options.request_timeout);
   handler_timer_.async_wait([self, id](const beast::error_code& ec) {
     if (!ec) self->onHandlerTimeout(id);
@@ -227,14 +230,15 @@ void Connection::onHandlerDone(std::uint64_t id, HttpResponse response) {
 void Connection::onHandlerTimeout(std::uint64_t id) {
   if (id != pending_request_id_) return;
   pending_request_id_ = 0;
-  spdlog::warn("{} from {} did not complete within {}s; answered 504", pending_request_line_,
-               remote_address_, state_->options.request_timeout.count());
+  spdlog::warn("{} {} from {} did not complete within {}s; answered 504", request_method_,
+               request_target_, remote_address_, state_->options.request_timeout.count());
   respond(
       statusResponse(504, "Timeout", "the request did not complete within the allowed duration"));
 }
 
 void Connection::respond(HttpResponse response) {
   phase_ = Phase::kWriting;
+  account(response);
   auto message =
       std::make_shared<BeastResponse>(toBeastResponse(std::move(response), head_request_));
   message->keep_alive(keep_alive_ && !state_->stopping);
@@ -243,6 +247,26 @@ void Connection::respond(HttpResponse response) {
                     [self = shared_from_this(), message](const beast::error_code& ec, std::size_t) {
                       self->onWritten(ec, message->keep_alive());
                     });
+}
+
+void Connection::account(const HttpResponse& response) {
+  if (state_->observer) {
+    Exchange exchange;
+    exchange.method = request_method_;
+    exchange.target = request_target_;
+    exchange.remote = remote_address_;
+    exchange.code = response.status;
+    exchange.latency = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - request_began_);
+    exchange.notes = &response.notes;
+    try {
+      state_->observer->observe(exchange);
+    } catch (const std::exception& e) {  // accounting must never take the I/O thread down
+      spdlog::error("recording {} {} failed: {}", request_method_, request_target_, e.what());
+    }
+  }
+  request_method_.clear();
+  request_target_.clear();
 }
 
 void Connection::respondAndClose(HttpResponse response) {

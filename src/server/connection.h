@@ -7,6 +7,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -58,6 +59,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void onHandlerDone(std::uint64_t id, HttpResponse response);
   void onHandlerTimeout(std::uint64_t id);
   void respond(HttpResponse response);
+  void account(const HttpResponse& response);  // tells the exchange observer, if any
   void respondAndClose(HttpResponse response);
   void onWritten(const boost::beast::error_code& ec, bool keep_alive);
   void closeGracefully();
@@ -77,7 +79,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::string> peer_certificates_pem_;
   std::uint64_t last_request_id_ = 0;
   std::uint64_t pending_request_id_ = 0;  // the request whose handler result is awaited, or 0
-  std::string pending_request_line_;      // "GET /path" for logs
+  // The request being answered, for logs and the exchange observer ("" while none was read).
+  std::string request_method_;
+  std::string request_target_;
+  std::chrono::steady_clock::time_point request_began_;  // its header was read
   bool keep_alive_ = false;
   bool head_request_ = false;
   RequestTracker::Token request_token_;

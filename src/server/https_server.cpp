@@ -77,8 +77,11 @@ void validate(const ServerOptions& options) {
 }  // namespace
 
 struct HttpsServer::Impl {
-  Impl(ServerOptions server_options, RequestHandler request_handler)
-      : options(std::move(server_options)), handler(std::move(request_handler)) {}
+  Impl(ServerOptions server_options, RequestHandler request_handler,
+       std::shared_ptr<ExchangeObserver> exchange_observer)
+      : options(std::move(server_options)),
+        handler(std::move(request_handler)),
+        observer(std::move(exchange_observer)) {}
 
   void startLocked();
   void stopLocked(std::chrono::seconds drain, const std::function<void()>& on_drain_expired);
@@ -87,6 +90,7 @@ struct HttpsServer::Impl {
 
   const ServerOptions options;
   const RequestHandler handler;
+  const std::shared_ptr<ExchangeObserver> observer;
   std::mutex lifecycle_mutex;
   bool running = false;
   std::atomic<std::uint16_t> port{0};
@@ -147,7 +151,7 @@ void HttpsServer::Impl::startLocked() {
   check("local address");
 
   tls = std::move(provider);
-  state = std::make_shared<ServerState>(options, handler);
+  state = std::make_shared<ServerState>(options, handler, observer);
   accept_retry = std::make_unique<net::steady_timer>(listener->get_executor());
   acceptor = std::move(listener);
   io_context = std::move(context);
@@ -237,8 +241,9 @@ void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket
   accept();
 }
 
-HttpsServer::HttpsServer(ServerOptions options, RequestHandler handler)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+HttpsServer::HttpsServer(ServerOptions options, RequestHandler handler,
+                         std::shared_ptr<ExchangeObserver> observer)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(observer))) {}
 
 HttpsServer::~HttpsServer() {
   try {

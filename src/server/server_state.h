@@ -32,13 +32,16 @@ class ConnectionRegistry {
 
 // What every connection of one running server shares.
 struct ServerState {
-  ServerState(ServerOptions server_options, RequestHandler request_handler)
+  ServerState(ServerOptions server_options, RequestHandler request_handler,
+              std::shared_ptr<ExchangeObserver> exchange_observer)
       : options(std::move(server_options)),
         handler(std::move(request_handler)),
+        observer(std::move(exchange_observer)),
         pool(options.worker_threads, options.max_in_flight) {}
 
   const ServerOptions options;
   const RequestHandler handler;
+  const std::shared_ptr<ExchangeObserver> observer;  // may be null
   WorkerPool pool;
   RequestTracker requests;
   ConnectionRegistry connections;

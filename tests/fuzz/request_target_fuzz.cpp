@@ -1,38 +1,33 @@
-// Request targets come from any client that can reach the port: split and decode them, then
-// route them as the router does (custom metrics under /apis/custom.metrics.k8s.io/<version>,
-// external metrics under /apis/external.metrics.k8s.io/v1beta1).
+// Request targets come from any client that can reach the port: parse them once as the pipeline
+// does, then route them as the router does. What a route serves must be what authorization saw
+// (the same namespace, resource, name and metric), whatever the target.
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "fuzz_check.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
-#include "metrics_adapter/api/request_target.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace {
 
 namespace api = metrics_adapter::api;
+namespace server = metrics_adapter::server;
 using metrics_adapter::fuzz::check;
 
-void checkSegments(const api::RequestTarget& target) {
-  std::vector<std::string> expected;
-  std::string current;
-  for (const char c : target.path) {
-    if (c != '/') {
-      current += c;
-    } else if (!current.empty()) {
-      expected.push_back(std::move(current));
-      current.clear();
-    }
+void checkParts(const server::RequestInfo& info) {
+  std::string joined;
+  for (const auto& part : info.parts) {
+    check(!part.empty() && part != "." && part != "..", "no empty or dot segment", info.path);
+    check(part.find('/') == std::string::npos, "a segment holds no '/'", info.path);
+    joined += "/" + part;
   }
-  if (!current.empty()) expected.push_back(std::move(current));
-  check(expected == target.segments, "segments are the path split on '/'", target.path);
+  check(info.path == joined || info.path == joined + "/", "parts are the path split on '/'",
+        info.path);
 }
 
 std::string percentEncode(std::string_view text) {
@@ -51,33 +46,45 @@ std::string percentEncode(std::string_view text) {
   return out;
 }
 
-// Encoding what was decoded and parsing again gives the same path and query.
-void checkReencoding(const api::RequestTarget& target) {
-  std::string encoded = "/";
-  for (const auto& segment : target.segments) encoded += percentEncode(segment) + "/";
+// Encoding what was decoded and parsing again gives the same request.
+void checkReencoding(const server::RequestInfo& info) {
+  std::string encoded;
+  for (const auto& part : info.parts) encoded += "/" + percentEncode(part);
+  if (encoded.empty()) encoded = "/";
   encoded += '?';
-  for (const auto& [key, value] : target.query) {
+  for (const auto& [key, value] : info.query) {
     encoded += percentEncode(key) + "=" + percentEncode(value) + "&";
   }
-  const api::RequestTarget again = api::parseRequestTarget(encoded);
-  check(again.segments == target.segments, "re-encoded segments decode the same", encoded);
-  check(again.query == target.query, "a re-encoded query decodes the same", encoded);
+  const server::RequestInfo again = server::parseRequestInfo("GET", encoded);
+  check(again.parts == info.parts, "re-encoded parts decode the same", encoded);
+  check(again.query == info.query, "a re-encoded query decodes the same", encoded);
+  check(again.resource == info.resource && again.name == info.name &&
+            again.subresource == info.subresource && again.namespace_name == info.namespace_name,
+        "re-encoded attributes are the same", encoded);
 }
 
-void route(const api::RequestTarget& target) {
-  const auto& parts = target.segments;
-  if (parts.size() < 4 || parts[0] != "apis") return;
-  const auto rest = std::span<const std::string>(parts).subspan(3);
-  if (parts[1] == "custom.metrics.k8s.io") {
-    const auto request = api::parseCustomMetricRequest(parts[2], rest, target);
+void route(const server::RequestInfo& info) {
+  if (info.api_group == "custom.metrics.k8s.io") {
+    const auto request = api::parseCustomMetricRequest(info);
     if (!request) return;
+    check(info.verb == "get", "only a get is served", info.path);
     check(!request->resource.empty() && !request->name.empty() && !request->metric.empty(),
-          "a custom metric route names resource, object and metric", target.path);
-    check(request->label_selector == target.get("labelSelector"),
-          "the route keeps the labelSelector");
-  } else if (parts[1] == "external.metrics.k8s.io") {
-    const auto request = api::parseExternalMetricRequest(rest, target);
-    (void)request;
+          "a custom metric route names resource, object and metric", info.path);
+    if (request->resource == "namespaces" && info.resource == "metrics") {
+      check(request->name == info.namespace_name && request->metric == info.name,
+            "a namespace metric is what authorization saw", info.path);
+    } else {
+      check(request->namespace_name == info.namespace_name && request->resource == info.resource &&
+                request->name == info.name && request->metric == info.subresource,
+            "an object metric is what authorization saw", info.path);
+    }
+    check(request->label_selector == info.get("labelSelector"), "the route keeps the selector");
+  } else if (info.api_group == "external.metrics.k8s.io") {
+    const auto request = api::parseExternalMetricRequest(info);
+    if (!request) return;
+    check(info.verb == "list" && request->namespace_name == info.namespace_name &&
+              request->metric == info.resource,
+          "an external metric is what authorization saw", info.path);
   }
 }
 
@@ -86,12 +93,13 @@ void route(const api::RequestTarget& target) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const api::RequestTarget target = api::parseRequestTarget(text);
-    checkSegments(target);
-    checkReencoding(target);
-    route(target);
+    const server::RequestInfo info = server::parseRequestInfo("GET", text);
+    checkParts(info);
+    checkReencoding(info);
+    route(info);
+  } catch (const server::InvalidRequestTarget&) {  // answered 400
   } catch (const api::ApiError& error) {
-    check(error.code() == 400, "a malformed target is a 400", error.what());
+    check(error.code() == 400, "a route refuses with a 400", error.what());
   }
   return 0;
 }

@@ -250,5 +250,104 @@ class SlowClientTest(unittest.TestCase):
         self.assertEqual(200, request("/healthz")[0])
 
 
+def send_raw(data):
+    """Sends `data` over TLS and returns the status code answered, or None when the adapter
+    closed the connection before an answer could be read."""
+    connection = socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=30)
+    tls = context().wrap_socket(connection, server_hostname="127.0.0.1")
+    answer = b""
+    try:
+        try:
+            tls.sendall(data)
+        except (ssl.SSLError, OSError):
+            pass  # refused before it read everything: the answer may still be there
+        while True:
+            try:
+                chunk = tls.recv(65536)
+            except (ssl.SSLError, OSError):
+                break
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        tls.close()
+    return int(answer.split(b" ")[1]) if answer.startswith(b"HTTP/1.1 ") else None
+
+
+def request_counts():
+    """{(route, code): count} of metrics_adapter_requests_total, read as carol."""
+    status, body = request("/metrics", headers={"Authorization": "Bearer carol-token"})
+    assert status == 200, (status, body)
+    counts = {}
+    for line in body.splitlines():
+        if line.startswith("metrics_adapter_requests_total{"):
+            labels = dict(pair.split("=", 1) for pair in line[line.index("{") + 1:
+                                                              line.index("}")].split(","))
+            key = (labels["route"].strip('"'), labels["code"].strip('"'))
+            counts[key] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+class OneParseTest(unittest.TestCase):
+    """Authorization and routing read one parse of the target: what is authorized is what is
+    served, and a target that could be read two ways is refused before anything is reviewed."""
+
+    CAROL = {"Authorization": "Bearer carol-token"}
+
+    def test_ambiguous_targets_are_refused_and_never_reviewed(self):
+        request(METRIC_PATH, headers=self.CAROL)  # carol's token review is cached from here on
+        before = len(KUBE.access_reviews())
+        for path in ("/apis/custom.metrics.k8s.io/v1beta1/nodes/n1//node_load",
+                     "/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/../node_load",
+                     "/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods%2F%2A/"
+                     "duty_cycle_current"):
+            status, body = request(path, headers=self.CAROL)
+            self.assertEqual(400, status, (path, body))
+            self.assertEqual("BadRequest", body["reason"], path)
+            self.assertIn("invalid request path", body["message"], path)
+        self.assertEqual(before, len(KUBE.access_reviews()))
+
+    def test_the_access_review_names_exactly_what_is_served(self):
+        path = ("/apis/custom.metrics.k8s.io/v1beta1/namespaces/review-ns/pods/%2A/"
+                "duty_cycle_current")
+        status, body = request(path, headers=self.CAROL)
+        self.assertEqual(200, status, body)
+        self.assertEqual("MetricValueList", body["kind"])
+        reviews = [r for r in KUBE.access_reviews()
+                   if r.get("resourceAttributes", {}).get("namespace") == "review-ns"]
+        self.assertEqual(1, len(reviews), reviews)
+        self.assertEqual({"namespace": "review-ns", "verb": "get",
+                          "group": "custom.metrics.k8s.io", "version": "v1beta1",
+                          "resource": "pods", "subresource": "duty_cycle_current", "name": "*"},
+                         reviews[0]["resourceAttributes"])
+
+
+class EveryRequestIsCountedTest(unittest.TestCase):
+    """Answers refused before the router (401, 403, 400, 413, 431) are in the request metrics
+    and the access log with their codes, like the served ones."""
+
+    def test_refused_requests_are_counted_and_logged(self):
+        before = request_counts()
+        self.assertEqual(401, request(METRIC_PATH, headers={"Authorization": "Bearer forged"})[0])
+        self.assertEqual(403, request(METRIC_PATH, headers={"Authorization": "Bearer bob-token"})[0])
+        self.assertEqual(400, request("/apis/custom.metrics.k8s.io/v1beta1/nodes//m",
+                                      headers={"Authorization": "Bearer carol-token"})[0])
+        self.assertIn(send_raw(b"GET /apis HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n"),
+                      (413, None))
+        self.assertIn(send_raw(b"GET /apis HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * (2 << 20) +
+                               b"\r\n\r\n"), (431, None))
+        expected = {("custom_metric", "401"): 1, ("custom_metric", "403"): 1,
+                    ("other", "400"): 1, ("other", "413"): 1, ("other", "431"): 1}
+
+        def counted():
+            after = request_counts()
+            return all(after.get(key, 0) - before.get(key, 0) == n for key, n in expected.items())
+        harness.wait_until(counted, timeout=10, what="the refused requests in the metrics")
+
+        log = PROCS.log(ADAPTER.process)
+        for code in ("401", "403", "400", "413", "431"):
+            self.assertRegex(log, r"(?m) %s \d+\.\d+ms" % code, code)
+
+
 if __name__ == "__main__":
     unittest.main(argv=UNITTEST_ARGV, verbosity=2)

@@ -1,10 +1,9 @@
 #pragma once
 
 #include <optional>
-#include <span>
 #include <string>
 
-#include "metrics_adapter/api/request_target.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::api {
 
@@ -22,11 +21,10 @@ struct CustomMetricRequest {
   bool wildcard() const { return name == "*"; }
 };
 
-// `rest` are the path segments after /apis/custom.metrics.k8s.io/<version>. Returns nullopt
-// when no route matches (404); throws ApiError 400 "invalid request path" for
-// namespaces/<ns>/<metric>, as upstream does.
-std::optional<CustomMetricRequest> parseCustomMetricRequest(const std::string& version,
-                                                            std::span<const std::string> rest,
-                                                            const RequestTarget& target);
+// The metric request `info` asks for under /apis/custom.metrics.k8s.io/<version>/, read from the
+// same attributes authorization checked (resource, name, subresource, namespace), as upstream's
+// handler reads its RequestInfo. nullopt when no route matches (404); throws ApiError 400
+// "invalid request path" for namespaces/<ns>/<metric>, as upstream does.
+std::optional<CustomMetricRequest> parseCustomMetricRequest(const server::RequestInfo& info);
 
 }  // namespace metrics_adapter::api

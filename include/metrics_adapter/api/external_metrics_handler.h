@@ -8,8 +8,8 @@
 
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
-#include "metrics_adapter/api/request_target.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::api {
 
@@ -20,10 +20,12 @@ struct ExternalMetricRequest {
   std::string label_selector;  // selects series by their labels
 };
 
-// `rest` are the path segments after /apis/external.metrics.k8s.io/v1beta1. The only route is
-// namespaces/<ns>/<metric>; anything else is nullopt (404, conformance C43).
-std::optional<ExternalMetricRequest> parseExternalMetricRequest(std::span<const std::string> rest,
-                                                                const RequestTarget& target);
+// The metric request `info` asks for under /apis/external.metrics.k8s.io/v1beta1/, read from the
+// attributes authorization checked. The only route is namespaces/<ns>/<metric>, a list of the
+// pseudo-resource <metric>; anything else is nullopt (404, conformance C43), including a metric
+// named "status" or "finalize", which upstream's request attributes read as a subresource of
+// the namespace.
+std::optional<ExternalMetricRequest> parseExternalMetricRequest(const server::RequestInfo& info);
 
 struct ExternalMetricsOptions {
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};

@@ -4,11 +4,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/server/https_server.h"
+#include "metrics_adapter/server/request_info.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::api {
 
@@ -23,33 +28,43 @@ struct HealthChecks {
   std::vector<HealthCheck> ready;  // /readyz (also runs the live checks)
 };
 
-// Turns HTTP requests into API answers: method and Accept checks, discovery documents, metric
-// routes, health endpoints, Status JSON for every error. Thread-safe.
+// What the router serves from. Any handler may be null: its routes then answer 404 (discovery
+// is still served, so the APIService stays available).
+struct RouterParts {
+  std::shared_ptr<const CustomMetricsHandler> custom_metrics{};
+  std::shared_ptr<const ExternalMetricsHandler> external_metrics{};
+  SnapshotSource snapshots{};
+  HealthChecks health{};
+  std::shared_ptr<const telemetry::SelfMetrics> self_metrics{};  // served at /metrics
+  VersionInfo version{};
+};
+
+// The route and handle stages of the request pipeline: method and Accept checks, discovery
+// documents, metric routes, health endpoints, /metrics and /version, a Status JSON for every
+// error. Thread-safe.
 class Router {
  public:
-  // `external_metrics` may be null: external discovery is still served (empty or not, so the
-  // APIService stays available) and external metric requests answer 404.
-  Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics,
-         std::shared_ptr<const ExternalMetricsHandler> external_metrics, SnapshotSource snapshots,
-         HealthChecks health, std::string version);
-  // Without external metrics handling (as before external.metrics.k8s.io was served).
-  Router(std::shared_ptr<const CustomMetricsHandler> custom_metrics, SnapshotSource snapshots,
-         HealthChecks health, std::string version);
+  explicit Router(RouterParts parts);
 
-  server::HttpResponse handle(const server::HttpRequest& request) const;
+  // The answer to `request`, whose target `info` was parsed from (and authorized for).
+  server::HttpResponse route(const server::HttpRequest& request,
+                             const server::RequestInfo& info) const;
 
  private:
-  server::HttpResponse route(const server::HttpRequest& request) const;
-  // The answer to a path under /apis/external.metrics.k8s.io; throws ApiError.
-  Json external(const std::vector<std::string>& parts, const RequestTarget& target) const;
+  // The answer to a metric path under /apis/external.metrics.k8s.io; throws ApiError.
+  Json external(const server::RequestInfo& info) const;
   server::HttpResponse health(const std::string& endpoint, const std::vector<HealthCheck>& checks,
                               bool verbose) const;
 
-  std::shared_ptr<const CustomMetricsHandler> custom_metrics_;
-  std::shared_ptr<const ExternalMetricsHandler> external_metrics_;
-  SnapshotSource snapshots_;
-  HealthChecks health_;
-  std::string version_;
+  RouterParts parts_;
 };
+
+// The Status answer for `error`, indented when `pretty`.
+server::HttpResponse errorResponse(const ApiError& error, bool pretty = false);
+
+// The route template of a request for the self-metrics: a fixed name per kind of path
+// ("custom_metric", "external_metric", "discovery", "health", "metrics", "other"), so that
+// client-chosen paths cannot create new series.
+std::string_view routeLabel(const server::RequestInfo& info);
 
 }  // namespace metrics_adapter::api

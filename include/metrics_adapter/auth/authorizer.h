@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "metrics_adapter/auth/request_attributes.h"
 #include "metrics_adapter/auth/user_info.h"
 #include "metrics_adapter/kube/kube_client.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::auth {
 
@@ -45,7 +45,7 @@ class Authorizer {
              std::function<std::chrono::steady_clock::time_point()> now);
   ~Authorizer();
 
-  AuthorizationResult authorize(const UserInfo& user, const RequestAttributes& attributes);
+  AuthorizationResult authorize(const UserInfo& user, const server::RequestInfo& attributes);
 
   struct Stats {
     std::size_t reviews = 0;
@@ -62,7 +62,7 @@ class Authorizer {
 // `pods.custom.metrics.k8s.io "*" is forbidden: User "alice" cannot get resource
 // "pods/http_requests" in API group "custom.metrics.k8s.io" in the namespace "default"`,
 // with ": <reason>" appended when the review gave one.
-std::string forbiddenMessage(const UserInfo& user, const RequestAttributes& attributes,
+std::string forbiddenMessage(const UserInfo& user, const server::RequestInfo& attributes,
                              const std::string& reason);
 
 }  // namespace metrics_adapter::auth

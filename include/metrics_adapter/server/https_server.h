@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/server/exchange_observer.h"
+
 namespace metrics_adapter::server {
 
 struct HttpRequest {
@@ -31,6 +33,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string body;
+  ResponseNotes notes;  // for accounting; never sent
 };
 
 // Called on a worker thread (never an I/O thread); may block (e.g. on Prometheus).
@@ -60,9 +63,11 @@ struct ServerOptions {
 // HTTPS/1.1 server on Boost.Beast with bounded header/body sizes, connection count, in-flight
 // requests and timeouts. TLS >= 1.2, ALPN http/1.1 only, client certificates requested (not
 // required). Errors it answers itself (413, 429, 431, 503, 504) carry a Kubernetes Status body.
+// `observer`, when given, sees every answer, those errors included.
 class HttpsServer {
  public:
-  HttpsServer(ServerOptions options, RequestHandler handler);
+  HttpsServer(ServerOptions options, RequestHandler handler,
+              std::shared_ptr<ExchangeObserver> observer = nullptr);
   ~HttpsServer();  // stops
 
   // Loads or generates the certificate, binds and starts the threads. Throws

@@ -7,10 +7,10 @@
 namespace metrics_adapter::api {
 namespace {
 
-std::optional<CustomMetricRequest> parse(const std::string& rest_path) {
-  auto target = parseRequestTarget("/apis/custom.metrics.k8s.io/v1beta1/" + rest_path);
-  std::vector<std::string> rest(target.segments.begin() + 3, target.segments.end());
-  return parseCustomMetricRequest("v1beta1", rest, target);
+std::optional<CustomMetricRequest> parse(const std::string& rest_path,
+                                         const std::string& method = "GET") {
+  return parseCustomMetricRequest(
+      server::parseRequestInfo(method, "/apis/custom.metrics.k8s.io/v1beta1/" + rest_path));
 }
 
 TEST(CustomMetricRequestTest, RoutesOfApiMdSection3) {
@@ -58,6 +58,16 @@ TEST(CustomMetricRequestTest, PathsWithoutAMetricMatchNoRoute) {
                            "namespaces/ns/metrics/x/y", "a/b/c/d"}) {
     EXPECT_FALSE(parse(path)) << path;
   }
+}
+
+// Only what was authorized as a get of <resource>/<name>/<metric> is served: a watch (authorized
+// as "watch nodes n1/m") was served as the metric before routes read the request attributes.
+TEST(CustomMetricRequestTest, OtherVerbsMatchNoRoute) {
+  EXPECT_FALSE(parse("watch/nodes/n1/node_load"));
+  EXPECT_FALSE(parse("proxy/nodes/n1/node_load"));
+  EXPECT_FALSE(parse("watch/namespaces/ns/pods/p/m"));
+  EXPECT_FALSE(parse("nodes/n1/node_load", "POST"));
+  EXPECT_TRUE(parse("nodes/n1/node_load", "HEAD"));
 }
 
 TEST(CustomMetricRequestTest, NamespaceWithThreeSegmentsIsInvalidPath) {

@@ -16,6 +16,7 @@
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/promql/label_matchers.h"
+#include "unit/api/route_request.h"
 #include "unit/fake_prometheus.h"
 
 namespace metrics_adapter::api {
@@ -377,23 +378,28 @@ TEST(ExternalMetricsHandlerTest, PrometheusFailuresUseTheSharedMapping) {
   EXPECT_THAT(message, HasSubstr("did not answer"));
 }
 
+std::optional<ExternalMetricRequest> parseExternal(const std::string& rest_path) {
+  return parseExternalMetricRequest(
+      server::parseRequestInfo("GET", "/apis/external.metrics.k8s.io/v1beta1/" + rest_path));
+}
+
 TEST(ParseExternalMetricRequestTest, OnlyNamespacedMetricPathsRoute) {
-  RequestTarget target = parseRequestTarget("/x?labelSelector=queue+in+%28a%2Cb%29");
-  const std::vector<std::string> good = {"namespaces", "default", "queue_messages_ready"};
-  auto request = parseExternalMetricRequest(good, target);
+  auto request =
+      parseExternal("namespaces/default/queue_messages_ready?labelSelector=queue+in+%28a%2Cb%29");
   ASSERT_TRUE(request);
   EXPECT_EQ(request->namespace_name, "default");
   EXPECT_EQ(request->metric, "queue_messages_ready");
   EXPECT_EQ(request->label_selector, "queue in (a,b)");
-  // Conformance C43.
-  for (const std::vector<std::string>& rest :
-       std::vector<std::vector<std::string>>{{"queue_messages_ready"},
-                                             {"namespaces", "default"},
-                                             {"namespaces", "default", "a", "b"},
-                                             {"nodes", "default", "m"},
-                                             {}}) {
-    EXPECT_FALSE(parseExternalMetricRequest(rest, target)) << ::testing::PrintToString(rest);
+  // Conformance C43, then what authorization reads differently: a watch, and the names that
+  // upstream's request attributes take for namespace subresources.
+  for (const std::string rest :
+       {"queue_messages_ready", "namespaces/default", "namespaces/default/a/b", "nodes/default/m",
+        "", "namespaces/default/m?watch=true", "watch/namespaces/default/m",
+        "namespaces/default/status", "namespaces/default/finalize"}) {
+    EXPECT_FALSE(parseExternal(rest)) << rest;
   }
+  EXPECT_FALSE(parseExternalMetricRequest(
+      server::parseRequestInfo("GET", "/apis/external.metrics.k8s.io/v1beta2/namespaces/a/m")));
 }
 
 TEST(ExternalDiscoveryTest, ResourceListAndGroups) {
@@ -480,12 +486,12 @@ class ExternalRouterTest : public ::testing::Test {
     request.method = "GET";
     request.target = target;
     if (!accept.empty()) request.headers.emplace_back("Accept", accept);
-    return router.handle(request);
+    return testing::routeRequest(router, request);
   }
 
   ExternalFixture fixture_;
   api::SnapshotSource snapshots_ = [relister = fixture_.relister] { return relister->snapshot(); };
-  Router router_{nullptr, fixture_.handler, snapshots_, HealthChecks{}, "test"};
+  Router router_{RouterParts{.external_metrics = fixture_.handler, .snapshots = snapshots_}};
 };
 
 TEST_F(ExternalRouterTest, HpaShapedRequest) {
@@ -534,8 +540,7 @@ TEST_F(ExternalRouterTest, WithoutExternalRulesDiscoveryIsEmptyNot404) {
   auto rule_set = std::make_shared<discovery::RuleSet>();
   rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
   auto snapshot = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
-  Router router(
-      nullptr, [snapshot] { return snapshot; }, HealthChecks{}, "test");
+  Router router(RouterParts{.snapshots = [snapshot] { return snapshot; }});
   auto response = get(router, "/apis/external.metrics.k8s.io/v1beta1");
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(Json::parse(response.body)["resources"], Json::array());

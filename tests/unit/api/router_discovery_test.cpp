@@ -5,6 +5,7 @@
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
+#include "unit/api/route_request.h"
 #include "unit/fake_prometheus.h"
 
 namespace metrics_adapter::api {
@@ -52,7 +53,7 @@ class RouterDiscoveryTest : public ::testing::Test {
     request.method = "GET";
     request.target = target;
     if (!user_agent.empty()) request.headers.emplace_back("User-Agent", user_agent);
-    auto response = router_.handle(request);
+    auto response = testing::routeRequest(router_, request);
     EXPECT_EQ(response.status, 200) << target << ": " << response.body;
     EXPECT_EQ(response.content_type, "application/json");
     return Json::parse(response.body);
@@ -62,7 +63,7 @@ class RouterDiscoveryTest : public ::testing::Test {
       std::make_shared<testing::FakePrometheus>();
   std::shared_ptr<discovery::Relister> relister_;
   SnapshotSource snapshots_ = [this] { return relister_->snapshot(); };
-  Router router_{nullptr, nullptr, snapshots_, HealthChecks{}, "test"};
+  Router router_{RouterParts{.snapshots = snapshots_}};
 };
 
 TEST_F(RouterDiscoveryTest, EachVersionAnswersTheDocumentOfTheCurrentSnapshot) {
@@ -101,14 +102,13 @@ TEST_F(RouterDiscoveryTest, RoutersOverDifferentSnapshotsDoNotShareDocuments) {
   auto rule_set = std::make_shared<discovery::RuleSet>();
   rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
   auto empty = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
-  Router other(
-      nullptr, nullptr, [empty] { return empty; }, HealthChecks{}, "test");
+  Router other(RouterParts{.snapshots = [empty] { return empty; }});
   server::HttpRequest request;
   request.method = "GET";
   request.target = "/apis/custom.metrics.k8s.io/v1beta1";
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(get(request.target)["resources"].size(), 2u);
-    EXPECT_EQ(Json::parse(other.handle(request).body)["resources"], Json::array());
+    EXPECT_EQ(Json::parse(testing::routeRequest(other, request).body)["resources"], Json::array());
   }
 }
 

@@ -90,7 +90,7 @@ class AuthorizerTest : public ::testing::Test {
   }
   AuthorizationResult authorize(const UserInfo& user, const std::string& target,
                                 const std::string& method = "GET") {
-    return authorizer().authorize(user, requestAttributes(method, target));
+    return authorizer().authorize(user, server::parseRequestInfo(method, target));
   }
 
   std::shared_ptr<FakeKubeApi> api_ = std::make_shared<FakeKubeApi>();
@@ -118,7 +118,7 @@ TEST_F(AuthorizerTest, C50_ReviewCarriesTheUserAndTheResourceAttributes) {
 
 TEST_F(AuthorizerTest, C51_DeniedReviewGivesUpstreamsForbiddenMessage) {
   api_->answerWith(FakeKubeApi::review(json{{"allowed", false}}));
-  const auto attributes = requestAttributes("GET", kC13);
+  const auto attributes = server::parseRequestInfo("GET", kC13);
 
   const auto result = authorizer().authorize(alice(), attributes);
 
@@ -173,7 +173,7 @@ TEST_F(AuthorizerTest, C55_SystemMastersIsAllowedWithoutAReview) {
 
 TEST_F(AuthorizerTest, C56_AnonymousIsReviewedAndDeniedButMayProbeHealth) {
   api_->answerWith(FakeKubeApi::review(json{{"allowed", false}}));
-  const auto attributes = requestAttributes("GET", kC13);
+  const auto attributes = server::parseRequestInfo("GET", kC13);
 
   const auto metric = authorizer().authorize(anonymousUser(), attributes);
   const auto health = authorize(anonymousUser(), "/healthz");
@@ -205,7 +205,7 @@ TEST_F(AuthorizerTest, UidIsSentWhenSetAndEmptyFieldsAreOmitted) {
 TEST_F(AuthorizerTest, DeniedReviewReasonIsReturnedAndAppendedToTheMessage) {
   api_->answerWith(FakeKubeApi::review(
       json{{"allowed", false}, {"denied", true}, {"reason", "no RBAC policy matched"}}));
-  const auto attributes = requestAttributes("GET", "/apis/custom.metrics.k8s.io/v1beta1");
+  const auto attributes = server::parseRequestInfo("GET", "/apis/custom.metrics.k8s.io/v1beta1");
 
   const auto result = authorizer().authorize(alice(), attributes);
 
@@ -389,9 +389,9 @@ TEST_F(AuthorizerTest, StarInsideAnAlwaysAllowPathIsRejected) {
 
 TEST_F(AuthorizerTest, WithoutAnApiEverythingElseIsDenied) {
   Authorizer without_api(nullptr, options_);
-  EXPECT_EQ(without_api.authorize(alice(), requestAttributes("GET", kC13)).outcome,
+  EXPECT_EQ(without_api.authorize(alice(), server::parseRequestInfo("GET", kC13)).outcome,
             Outcome::kDenied);
-  EXPECT_EQ(without_api.authorize(alice(), requestAttributes("GET", "/readyz")).outcome,
+  EXPECT_EQ(without_api.authorize(alice(), server::parseRequestInfo("GET", "/readyz")).outcome,
             Outcome::kAllowed);
 }
 
@@ -409,13 +409,13 @@ TEST_F(AuthorizerTest, InvalidUtf8IsSentAsReplacementCharacters) {
 struct MessageCase {
   std::string label;
   UserInfo user;
-  RequestAttributes attributes;
+  server::RequestInfo attributes;
   std::string reason;
   std::string expected;
 };
 
-RequestAttributes attributesOf(const std::string& target) {
-  return requestAttributes("GET", target);
+server::RequestInfo attributesOf(const std::string& target) {
+  return server::parseRequestInfo("GET", target);
 }
 
 // api.md §4.7 and upstream's responsewriters.forbiddenMessage + apierrors.NewForbidden.

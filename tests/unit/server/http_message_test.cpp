@@ -65,7 +65,7 @@ TEST(HttpResponseTest, HandlerCacheControlWins) {
 }
 
 TEST(HttpResponseTest, HeadKeepsContentLengthButDropsTheBody) {
-  const BeastResponse message = toBeastResponse(HttpResponse{200, "text/plain", {}, "hello"}, true);
+  const BeastResponse message = toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}}, true);
   EXPECT_EQ(field(message, "Content-Length"), "5");
   EXPECT_EQ(message.body(), "");
 }
@@ -82,14 +82,14 @@ TEST(HttpResponseTest, HeaderInjectionIsDropped) {
 TEST(HttpResponseTest, InvalidStatusBecomesInternalError) {
   for (int status : {0, 99, 101, 600, -1}) {
     const BeastResponse message =
-        toBeastResponse(HttpResponse{status, "text/plain", {}, "x"}, false);
+        toBeastResponse(HttpResponse{status, "text/plain", {}, "x", {}}, false);
     EXPECT_EQ(message.result_int(), 500u) << status;
     EXPECT_NE(message.body().find(R"("reason":"InternalError")"), std::string::npos) << status;
   }
 }
 
 TEST(HttpResponseTest, NoContentHasNoBody) {
-  const BeastResponse message = toBeastResponse(HttpResponse{204, "", {}, "ignored"}, false);
+  const BeastResponse message = toBeastResponse(HttpResponse{204, "", {}, "ignored", {}}, false);
   EXPECT_EQ(message.body(), "");
   EXPECT_EQ(message.count(http::field::content_length), 0u);
 }

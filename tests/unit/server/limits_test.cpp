@@ -4,9 +4,11 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "metrics_adapter/server/https_server.h"
 #include "test_support.h"
@@ -59,22 +61,48 @@ std::string statusBody(int code, const std::string& reason, const std::string& m
          message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
 }
 
+// What the server told its exchange observer: "<code> <method> <target>" per answer.
+class RecordingObserver : public ExchangeObserver {
+ public:
+  void observe(const Exchange& exchange) override {
+    std::lock_guard lock(mutex_);
+    records_.push_back(std::to_string(exchange.code) + " " + std::string(exchange.method) + " " +
+                       std::string(exchange.target));
+  }
+  std::vector<std::string> records() const {
+    std::lock_guard lock(mutex_);
+    return records_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> records_;
+};
+
 class LimitsTest : public ::testing::Test {
  protected:
   LimitsTest() : options_(testOptions(dir_)) {}
 
   // Requests to /block wait until release_ opens; others answer "fast" at once.
   void start() {
-    server_ = startServer(options_, [this](const HttpRequest& request) {
-      ++calls_;
-      if (request.target == "/block") {
-        ++blocked_;
-        release_.wait();
-        return textResponse("late");
-      }
-      if (request.target == "/throw") throw std::runtime_error("secret detail");
-      return textResponse("fast");
-    });
+    server_ = startServer(
+        options_,
+        [this](const HttpRequest& request) {
+          ++calls_;
+          if (request.target == "/block") {
+            ++blocked_;
+            release_.wait();
+            return textResponse("late");
+          }
+          if (request.target == "/throw") throw std::runtime_error("secret detail");
+          return textResponse("fast");
+        },
+        observer_);
+  }
+
+  // Every answer, refused ones too, reaches the observer (for the request metrics and log).
+  bool observed(const std::vector<std::string>& expected) const {
+    return eventually([&] { return observer_->records() == expected; });
   }
 
   void TearDown() override {
@@ -87,6 +115,7 @@ class LimitsTest : public ::testing::Test {
   Gate release_;
   std::atomic<int> calls_{0};
   std::atomic<int> blocked_{0};
+  std::shared_ptr<RecordingObserver> observer_ = std::make_shared<RecordingObserver>();
   std::unique_ptr<HttpsServer> server_;
 };
 
@@ -128,6 +157,7 @@ TEST_F(LimitsTest, HeaderJustOverTheLimitGets431) {
   ASSERT_FALSE(ec) << ec.message();
   EXPECT_EQ(response.result_int(), 431u);
   EXPECT_EQ(calls_, 0);
+  EXPECT_TRUE(observed({"431  "}));
 }
 
 TEST_F(LimitsTest, HeaderLineAbove64KiBWithinTheLimitIsServed) {
@@ -158,6 +188,7 @@ TEST_F(LimitsTest, OversizedBodyGets413) {
                                         "the request body is larger than the server allows"));
   EXPECT_FALSE(response.keep_alive());
   EXPECT_EQ(calls_, 0);
+  EXPECT_TRUE(observed({"413  "}));
 }
 
 TEST_F(LimitsTest, ByDefaultABodyOver64KiBGets413) {
@@ -202,6 +233,7 @@ TEST_F(LimitsTest, MalformedRequestGets400) {
   ASSERT_FALSE(ec) << ec.message();
   EXPECT_EQ(response.result_int(), 400u);
   EXPECT_EQ(calls_, 0);
+  EXPECT_TRUE(observed({"400  "}));
 }
 
 TEST_F(LimitsTest, SlowHeaderIsClosedAfterHeaderTimeout) {
@@ -279,6 +311,7 @@ TEST_F(LimitsTest, InFlightLimitAnswers429) {
     EXPECT_EQ(response.body(), "late");
   }
   EXPECT_EQ(c.get("/").body(), "fast");  // capacity is back
+  EXPECT_TRUE(observed({"429 GET /", "200 GET /block", "200 GET /block", "200 GET /"}));
 }
 
 TEST_F(LimitsTest, SlowHandlerGets504AndItsLateResultIsDropped) {
@@ -294,6 +327,8 @@ TEST_F(LimitsTest, SlowHandlerGets504AndItsLateResultIsDropped) {
   // The same connection goes on; the blocked handler's "late" never shows up.
   EXPECT_EQ(client.get("/").body(), "fast");
   EXPECT_EQ(client.get("/").body(), "fast");
+  // The late result was never written, so it is not counted either.
+  EXPECT_TRUE(observed({"504 GET /block", "200 GET /", "200 GET /"}));
 }
 
 TEST_F(LimitsTest, HandlerExceptionGets500WithoutDetails) {

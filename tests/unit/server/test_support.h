@@ -167,8 +167,11 @@ inline bool eventually(const std::function<bool()>& condition,
 
 namespace metrics_adapter::server::testing {
 
-inline std::unique_ptr<HttpsServer> startServer(ServerOptions options, RequestHandler handler) {
-  auto server = std::make_unique<HttpsServer>(std::move(options), std::move(handler));
+inline std::unique_ptr<HttpsServer> startServer(
+    ServerOptions options, RequestHandler handler,
+    std::shared_ptr<ExchangeObserver> observer = nullptr) {
+  auto server =
+      std::make_unique<HttpsServer>(std::move(options), std::move(handler), std::move(observer));
   server->start();
   return server;
 }

@@ -4,11 +4,11 @@
 #include <string>
 #include <string_view>
 
-namespace metrics_adapter::net {
+namespace metrics_adapter::server {
 
 // Go's url.PathUnescape, or url.QueryUnescape with `plus_is_space` ('+' becomes ' '): every
 // %XX becomes the byte XX (api.md §2.4). nullopt when a '%' is not followed by two hex digits.
 // The result may hold any byte, including NUL and invalid UTF-8.
 std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space);
 
-}  // namespace metrics_adapter::net
+}  // namespace metrics_adapter::server

@@ -1,6 +1,6 @@
-#include "metrics_adapter/net/percent_decode.h"
+#include "metrics_adapter/server/percent_decode.h"
 
-namespace metrics_adapter::net {
+namespace metrics_adapter::server {
 namespace {
 
 int hexValue(char c) {
@@ -33,4 +33,4 @@ std::optional<std::string> percentDecode(std::string_view text, bool plus_is_spa
   return decoded;
 }
 
-}  // namespace metrics_adapter::net
+}  // namespace metrics_adapter::server

@@ -1,0 +1,91 @@
+#include "metrics_adapter/api/request_pipeline.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "metrics_adapter/server/request_info.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+// The in-flight gauge counts a request from the start of its stages to their end.
+class InFlight {
+ public:
+  explicit InFlight(telemetry::SelfMetrics& metrics) : metrics_(metrics) {
+    metrics_.requestStarted();
+  }
+  ~InFlight() { metrics_.requestFinished(); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  telemetry::SelfMetrics& metrics_;
+};
+
+}  // namespace
+
+RequestPipeline::RequestPipeline(std::shared_ptr<const auth::AuthFilter> auth,
+                                 std::shared_ptr<const Router> router,
+                                 std::shared_ptr<telemetry::SelfMetrics> self_metrics)
+    : auth_(std::move(auth)), router_(std::move(router)), self_metrics_(std::move(self_metrics)) {}
+
+server::HttpResponse RequestPipeline::handle(const server::HttpRequest& request) const {
+  InFlight in_flight(*self_metrics_);
+  telemetry::PrometheusTimeOnThisThread::reset();
+  server::ResponseNotes notes;
+
+  std::optional<server::RequestInfo> info;
+  std::string invalid_target;
+  try {
+    info = server::parseRequestInfo(request.method, request.target);
+    notes.route = routeLabel(*info);
+  } catch (const server::InvalidRequestTarget& error) {
+    invalid_target = error.what();
+    notes.route = "other";
+  }
+
+  server::HttpResponse response = [&] {
+    auth::UserInfo user;
+    if (auth_) {
+      auto identity = auth_->authenticate(request);
+      if (auto* refusal = std::get_if<server::HttpResponse>(&identity)) return std::move(*refusal);
+      user = std::get<auth::UserInfo>(std::move(identity));
+      notes.user = user.name;
+    }
+    if (!info) return errorResponse(ApiError::badRequest(invalid_target));
+    if (auth_) {
+      if (auto refusal = auth_->authorize(user, request, *info)) return std::move(*refusal);
+    }
+    return router_->route(request, *info);
+  }();
+
+  if (auto waited = telemetry::PrometheusTimeOnThisThread::total(); waited.count() > 0) {
+    notes.backend_time = std::chrono::duration_cast<std::chrono::microseconds>(waited);
+  }
+  response.notes = std::move(notes);
+  return response;
+}
+
+RequestAccounting::RequestAccounting(std::shared_ptr<telemetry::SelfMetrics> self_metrics,
+                                     AccessLog access_log)
+    : self_metrics_(std::move(self_metrics)), access_log_(std::move(access_log)) {}
+
+void RequestAccounting::observe(const server::Exchange& exchange) {
+  std::string_view route = exchange.notes->route;
+  std::string parsed_route;
+  if (route.empty()) {
+    // An answer the server gave itself (429, 504, ...): the pipeline did not label it.
+    try {
+      parsed_route = routeLabel(server::parseRequestInfo(exchange.method, exchange.target));
+    } catch (const server::InvalidRequestTarget&) {
+      parsed_route = "other";
+    }
+    route = parsed_route;
+  }
+  self_metrics_->observeRequest(route, exchange.code, exchange.latency);
+  if (access_log_) access_log_(exchange);
+}
+
+}  // namespace metrics_adapter::api

@@ -1,0 +1,70 @@
+#include "metrics_adapter/auth/auth_filter.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+namespace metrics_adapter::auth {
+namespace {
+
+// TODO(merge): the one Status writer replaces this.
+server::HttpResponse status(int code, const std::string& reason, const std::string& message,
+                            const nlohmann::ordered_json& details = nullptr) {
+  nlohmann::ordered_json body = {
+      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+      {"status", "Failure"}, {"message", message}, {"reason", reason}};
+  if (!details.is_null()) body["details"] = details;
+  body["code"] = code;
+  server::HttpResponse response;
+  response.status = code;
+  response.content_type = "application/json";
+  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return response;
+}
+
+}  // namespace
+
+AuthFilter::AuthFilter(std::shared_ptr<Authenticator> authenticator,
+                       std::shared_ptr<Authorizer> authorizer)
+    : authenticator_(std::move(authenticator)), authorizer_(std::move(authorizer)) {}
+
+std::variant<UserInfo, server::HttpResponse> AuthFilter::authenticate(
+    const server::HttpRequest& request) const {
+  using Outcome = AuthenticationResult::Outcome;
+  auto identity = authenticator_->authenticate(request);
+  if (identity.outcome == Outcome::kRejected) {
+    spdlog::info("{} {}: authentication failed: {}", request.method, request.target,
+                 identity.reason);
+    return status(401, "Unauthorized", "Unauthorized");
+  }
+  if (identity.outcome == Outcome::kUnavailable) {
+    spdlog::warn("{} {}: authentication unavailable: {}", request.method, request.target,
+                 identity.reason);
+    return status(503, "ServiceUnavailable",
+                  "authentication is temporarily unavailable: the token could not be reviewed");
+  }
+  return std::move(identity.user);
+}
+
+std::optional<server::HttpResponse> AuthFilter::authorize(const UserInfo& user,
+                                                          const server::HttpRequest& request,
+                                                          const server::RequestInfo& info) const {
+  auto decision = authorizer_->authorize(user, info);
+  using Outcome = AuthorizationResult::Outcome;
+  if (decision.outcome == Outcome::kAllowed) return std::nullopt;
+  if (decision.outcome == Outcome::kUnavailable) {
+    spdlog::warn("{} {}: authorization unavailable: {}", request.method, request.target,
+                 decision.reason);
+    return status(503, "ServiceUnavailable",
+                  "authorization is temporarily unavailable: the access review failed");
+  }
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  if (info.resource_request) {
+    details = {{"name", info.name}, {"group", info.api_group}, {"kind", info.resource}};
+  }
+  auto response = status(403, "Forbidden", forbiddenMessage(user, info, decision.reason), details);
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return response;
+}
+
+}  // namespace metrics_adapter::auth

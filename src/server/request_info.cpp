@@ -1,0 +1,158 @@
+#include "metrics_adapter/server/request_info.h"
+
+#include <optional>
+
+#include "metrics_adapter/server/percent_decode.h"
+
+namespace metrics_adapter::server {
+namespace {
+
+// TODO(merge): the shared text utility replaces these two.
+std::string lowerAscii(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lower;
+}
+bool equalsIgnoringAsciiCase(std::string_view a, std::string_view b) {
+  return lowerAscii(a) == lowerAscii(b);
+}
+
+// The path's segments. The path is decoded as a whole first, as Go's URL.Path is, so an encoded
+// '/' would split a segment: refused instead, like empty and dot segments, because a name never
+// holds them and they make the segments differ from what a client meant.
+std::vector<std::string> splitPath(std::string_view raw_path, const std::string& path) {
+  if (path.empty() || path.front() != '/') {
+    throw InvalidRequestTarget("invalid request path: not an absolute path");
+  }
+  for (std::size_t at = raw_path.find('%'); at != std::string_view::npos;
+       at = raw_path.find('%', at + 1)) {
+    if (equalsIgnoringAsciiCase(raw_path.substr(at, 3), "%2F")) {
+      throw InvalidRequestTarget("invalid request path: encoded '/' in a segment");
+    }
+  }
+  std::string_view rest = std::string_view(path).substr(1);
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);  // "/apis/" is "/apis"
+  std::vector<std::string> parts;
+  if (rest.empty()) return parts;
+  while (true) {
+    const auto slash = rest.find('/');
+    const std::string_view part = rest.substr(0, slash);
+    if (part.empty()) throw InvalidRequestTarget("invalid request path: empty segment");
+    if (part == "." || part == "..") {
+      throw InvalidRequestTarget("invalid request path: '.' or '..' segment");
+    }
+    parts.emplace_back(part);
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return parts;
+}
+
+// Go's url.ParseQuery, keeping the first value of each name. A pair with ';' is skipped (Go
+// refuses those since 1.17); a malformed escape refuses the target, as the query selects
+// what is served.
+std::map<std::string, std::string, std::less<>> parseQuery(std::string_view raw_query) {
+  std::map<std::string, std::string, std::less<>> query;
+  while (!raw_query.empty()) {
+    const auto amp = raw_query.find('&');
+    const std::string_view pair = raw_query.substr(0, amp);
+    raw_query = amp == std::string_view::npos ? std::string_view() : raw_query.substr(amp + 1);
+    if (pair.empty() || pair.find(';') != std::string_view::npos) continue;
+    const auto equals = pair.find('=');
+    auto name = percentDecode(pair.substr(0, equals), true);
+    auto value = percentDecode(
+        equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1), true);
+    if (!name || !value) throw InvalidRequestTarget("invalid URL escape in query string");
+    query.emplace(std::move(*name), std::move(*value));  // first value wins
+  }
+  return query;
+}
+
+// Upstream decodes ListOptions.Watch with Convert_Slice_string_To_bool: absent, "0" and any
+// case of "false" are false; anything else, even an empty value, is true.
+bool watchRequested(const RequestInfo& info) {
+  const auto it = info.query.find("watch");
+  return it != info.query.end() && it->second != "0" &&
+         !equalsIgnoringAsciiCase(it->second, "false");
+}
+
+// The verb upstream derives from the HTTP method (compared case-sensitively, as Go does).
+std::string resourceVerb(std::string_view method) {
+  if (method == "GET" || method == "HEAD") return "get";
+  if (method == "POST") return "create";
+  if (method == "PUT") return "update";
+  if (method == "PATCH") return "patch";
+  if (method == "DELETE") return "delete";
+  return "";
+}
+
+// RequestInfoFactory.NewRequestInfo for the prefixes "api" (groupless) and "apis". Leaves `info`
+// a non-resource request when the path is one, or one upstream rejects as malformed (a special
+// verb without anything after it), which is then also authorized as a path.
+void resolveResource(std::string_view method, RequestInfo& info) {
+  const auto& parts = info.parts;
+  if (parts.size() < 3 || (parts[0] != "apis" && parts[0] != "api")) return;
+  RequestInfo resource;
+  std::size_t next = 1;
+  if (parts[0] == "apis") {
+    if (parts.size() - next < 3) return;
+    resource.api_group = parts[next++];
+  }
+  resource.api_version = parts[next++];
+  if (parts[next] == "watch" || parts[next] == "proxy") {
+    if (parts.size() - next < 2) return;
+    resource.verb = parts[next++];
+  } else {
+    resource.verb = resourceVerb(method);
+  }
+  if (parts[next] == "namespaces" && parts.size() - next > 1) {
+    resource.namespace_name = parts[next + 1];
+    const bool namespace_subresource =
+        parts.size() - next > 2 && (parts[next + 2] == "status" || parts[next + 2] == "finalize");
+    if (parts.size() - next > 2 && !namespace_subresource) next += 2;
+  }
+  resource.resource_parts.assign(parts.begin() + static_cast<std::ptrdiff_t>(next), parts.end());
+  const auto& rest = resource.resource_parts;
+  resource.resource = rest[0];
+  if (rest.size() >= 2) resource.name = rest[1];
+  if (rest.size() >= 3 && resource.verb != "proxy") resource.subresource = rest[2];
+
+  info.resource_request = true;
+  info.verb = std::move(resource.verb);
+  if (resource.name.empty() && info.verb == "get") {
+    info.verb = watchRequested(info) ? "watch" : "list";
+  }
+  if (resource.name.empty() && info.verb == "delete") info.verb = "deletecollection";
+  info.api_group = std::move(resource.api_group);
+  info.api_version = std::move(resource.api_version);
+  info.namespace_name = std::move(resource.namespace_name);
+  info.resource = std::move(resource.resource);
+  info.name = std::move(resource.name);
+  info.subresource = std::move(resource.subresource);
+  info.resource_parts = std::move(resource.resource_parts);
+}
+
+}  // namespace
+
+std::string RequestInfo::get(std::string_view key) const {
+  const auto it = query.find(key);
+  return it == query.end() ? std::string() : it->second;
+}
+
+RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
+  const auto question = target.find('?');
+  const std::string_view raw_path = target.substr(0, question);
+  RequestInfo info;
+  auto path = percentDecode(raw_path, false);
+  if (!path) throw InvalidRequestTarget("invalid URL escape in path");
+  info.path = std::move(*path);
+  info.parts = splitPath(raw_path, info.path);
+  if (question != std::string_view::npos) info.query = parseQuery(target.substr(question + 1));
+  info.verb = lowerAscii(method);
+  resolveResource(method, info);
+  return info;
+}
+
+}  // namespace metrics_adapter::server

@@ -1,0 +1,116 @@
+#include "metrics_adapter/api/request_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/discovery/registry.h"
+#include "metrics_adapter/kube/rest_mapper.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+// A Router over an empty registry: discovery answers, metric routes 404.
+std::shared_ptr<const Router> emptyRouter() {
+  auto rule_set = std::make_shared<discovery::RuleSet>();
+  rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+  auto snapshot = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
+  return std::make_shared<const Router>(RouterParts{.snapshots = [snapshot] { return snapshot; }});
+}
+
+server::HttpRequest get(const std::string& target) {
+  server::HttpRequest request;
+  request.method = "GET";
+  request.target = target;
+  return request;
+}
+
+// The count of metrics_adapter_requests_total{route,code} in `metrics`' exposition, or 0.
+double requestCount(const telemetry::SelfMetrics& metrics, const std::string& route, int code) {
+  const std::string prefix = "metrics_adapter_requests_total{";
+  const std::string exposition = metrics.exposition();
+  std::size_t at = 0;
+  while ((at = exposition.find(prefix, at)) != std::string::npos) {
+    const std::size_t end = exposition.find('\n', at);
+    const std::string line = exposition.substr(at, end - at);
+    at = end;
+    if (line.find("route=\"" + route + "\"") != std::string::npos &&
+        line.find("code=\"" + std::to_string(code) + "\"") != std::string::npos) {
+      return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return 0;
+}
+
+class RequestPipelineTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<telemetry::SelfMetrics> metrics_ = std::make_shared<telemetry::SelfMetrics>();
+  RequestPipeline pipeline_{nullptr, emptyRouter(), metrics_};
+};
+
+TEST_F(RequestPipelineTest, AnAmbiguousTargetIsABadRequestLabelledOther) {
+  const auto response = pipeline_.handle(get("/apis/custom.metrics.k8s.io/v1beta1/nodes/n1//m"));
+  EXPECT_EQ(response.status, 400);
+  const auto body = Json::parse(response.body);
+  EXPECT_EQ(body["reason"], "BadRequest");
+  EXPECT_EQ(body["message"], "invalid request path: empty segment");
+  EXPECT_EQ(response.notes.route, "other");
+}
+
+TEST_F(RequestPipelineTest, NotesCarryTheRouteTemplate) {
+  struct Case {
+    std::string target;
+    std::string route;
+    int code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m", "custom_metric", 404},
+           {"/apis/external.metrics.k8s.io/v1beta1/namespaces/a/m", "external_metric", 404},
+           {"/apis/custom.metrics.k8s.io/v1beta1", "discovery", 200},
+           {"/healthz", "health", 200},
+           {"/no/such/path", "other", 404},
+       }) {
+    const auto response = pipeline_.handle(get(c.target));
+    EXPECT_EQ(response.status, c.code) << c.target;
+    EXPECT_EQ(response.notes.route, c.route) << c.target;
+  }
+}
+
+TEST_F(RequestPipelineTest, TheInFlightGaugeIsBackToZero) {
+  pipeline_.handle(get("/apis"));
+  EXPECT_NE(metrics_->exposition().find("metrics_adapter_requests_in_flight 0\n"),
+            std::string::npos);
+}
+
+TEST(RequestAccountingTest, CountsAndLogsAnswersTheServerGaveItself) {
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  std::vector<std::string> logged;
+  RequestAccounting accounting(metrics, [&](const server::Exchange& exchange) {
+    logged.push_back(std::to_string(exchange.code) + " " + std::string(exchange.target));
+  });
+  const server::ResponseNotes none;
+  const server::ResponseNotes routed{.user = "alice", .route = "discovery", .backend_time = {}};
+  accounting.observe({.method = "GET",
+                      .target = "/apis/custom.metrics.k8s.io/v1beta1/nodes/n/m",
+                      .remote = "",
+                      .code = 429,
+                      .latency = {},
+                      .notes = &none});
+  accounting.observe(
+      {.method = "", .target = "", .remote = "", .code = 431, .latency = {}, .notes = &none});
+  accounting.observe({.method = "GET",
+                      .target = "/apis",
+                      .remote = "",
+                      .code = 401,
+                      .latency = {},
+                      .notes = &routed});
+  EXPECT_EQ(requestCount(*metrics, "custom_metric", 429), 1);
+  EXPECT_EQ(requestCount(*metrics, "other", 431), 1);
+  EXPECT_EQ(requestCount(*metrics, "discovery", 401), 1);
+  EXPECT_EQ(logged, (std::vector<std::string>{"429 /apis/custom.metrics.k8s.io/v1beta1/nodes/n/m",
+                                              "431 ", "401 /apis"}));
+}
+
+}  // namespace
+}  // namespace metrics_adapter::api
