@@ -65,7 +65,8 @@ TEST(HttpResponseTest, HandlerCacheControlWins) {
 }
 
 TEST(HttpResponseTest, HeadKeepsContentLengthButDropsTheBody) {
-  const BeastResponse message = toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}}, true);
+  const BeastResponse message =
+      toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}}, true);
   EXPECT_EQ(field(message, "Content-Length"), "5");
   EXPECT_EQ(message.body(), "");
 }
