@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks that every module includes only the public headers of the modules it depends on.
+
+The dependencies are the DEPS of each ma_module(...) in CMakeLists.txt (docs/architecture.md
+shows them as a table); a module may include the headers of its own module and of every module
+it depends on directly or through another. Private headers (src/<module>/*.h) are for their own
+module only. Prints each violation as file:line and exits 1 if there is any."""
+
+import os
+import re
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODULE_RE = re.compile(r"^ma_module\((\w+)(?:\s+DEPS\s+([^)]*))?\)", re.M)
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def module_deps():
+    with open(os.path.join(REPO, "CMakeLists.txt")) as f:
+        text = f.read()
+    deps = {}
+    for name, dep_list in MODULE_RE.findall(text):
+        deps[name] = {d[len("ma_"):] for d in (dep_list or "").split() if d.startswith("ma_")}
+    return deps
+
+
+def allowed(deps):
+    """module -> the modules it may include (itself and its transitive dependencies)."""
+    closure = {}
+
+    def visit(module, trail=()):
+        if module in trail:
+            raise SystemExit("dependency cycle: " + " -> ".join(trail + (module,)))
+        if module not in closure:
+            reach = {module}
+            for dep in deps.get(module, ()):
+                reach |= visit(dep, trail + (module,))
+            closure[module] = reach
+        return closure[module]
+
+    for module in deps:
+        visit(module)
+    return closure
+
+
+def files_of(module):
+    for root in (os.path.join(REPO, "src", module),
+                 os.path.join(REPO, "include", "metrics_adapter", module)):
+        if not os.path.isdir(root):
+            continue
+        for directory, _, names in os.walk(root):
+            for name in sorted(names):
+                if name.endswith((".cpp", ".h")):
+                    yield os.path.join(directory, name)
+
+
+def main():
+    deps = module_deps()
+    reach = allowed(deps)
+    problems = []
+    for module in sorted(deps):
+        for path in files_of(module):
+            with open(path) as f:
+                text = f.read()
+            for match in INCLUDE_RE.finditer(text):
+                header = match.group(1)
+                line = text.count("\n", 0, match.start()) + 1
+                parts = header.split("/")
+                if parts[0] == "metrics_adapter" and len(parts) > 2:
+                    used = parts[1]
+                elif len(parts) > 1 and parts[0] in deps:
+                    used = parts[0]
+                    if used != module:  # a private header of another module
+                        problems.append("%s:%d: %s includes %s, private to %s" % (
+                            os.path.relpath(path, REPO), line, module, header, used))
+                        continue
+                else:
+                    continue
+                if used not in reach[module]:
+                    problems.append("%s:%d: %s includes %s but does not depend on %s" % (
+                        os.path.relpath(path, REPO), line, module, header, used))
+    for problem in problems:
+        print(problem)
+    if problems:
+        return 1
+    print("layers: %d modules, every include follows CMakeLists.txt's dependencies" % len(deps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
