@@ -141,6 +141,4 @@ void configureLogging(int verbosity, LogFormat format) {
   spdlog::set_default_logger(logger);
 }
 
-void configureLogging(int verbosity) { configureLogging(verbosity, LogFormat::kText); }
-
 }  // namespace metrics_adapter::app
