@@ -67,9 +67,9 @@ inline std::string withSimilarNames(std::string message, const std::vector<std::
   return message + ")";
 }
 
-// Deprecated: the Kubernetes Status object for an error (api.md §4.7) as JSON. Status bodies
-// are written by server::statusJson (ApiError::toStatusJson); this stays only while the router,
-// the auth filter and explain still build theirs with it.
+// Deprecated: the Kubernetes Status object for an error as JSON. Status bodies are written by
+// server::statusJson (ApiError::toStatusJson); this stays only while the router, the auth filter
+// and explain still build theirs with it.
 Json statusObject(int code, const std::string& reason, const std::string& message,
                   const Json& details = nullptr);
 

@@ -12,10 +12,10 @@ struct StatusCause {
   std::string message;
 };
 
-// The `details` of a Status (api.md §4.7), written in upstream's order: name, group, kind,
-// causes. A field is written when it is set (an empty string included), so that a caller gets
-// exactly the object it describes: a default-constructed StatusDetails is written as `{}`, and
-// `causes` is left out when empty.
+// The `details` of a Status (Kubernetes' metav1.StatusDetails), written in upstream's order:
+// name, group, kind, causes. A field is written when it is set (an empty string included), so
+// that a caller gets exactly the object it describes: a default-constructed StatusDetails is
+// written as `{}`, and `causes` is left out when empty.
 struct StatusDetails {
   std::optional<std::string> name = std::nullopt;
   std::optional<std::string> group = std::nullopt;
@@ -23,8 +23,8 @@ struct StatusDetails {
   std::vector<StatusCause> causes = {};
 };
 
-// The one writer of Kubernetes Status failure bodies (api.md §4.7), compact, without a trailing
-// newline:
+// The one writer of Kubernetes Status failure bodies (metav1.Status), compact, without a
+// trailing newline:
 // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":...,
 //  "reason":...,"details":{...},"code":N}, with "details" only when `details` is given.
 // Strings go through jsonQuote, so invalid UTF-8 from clients becomes U+FFFD and never throws.

@@ -43,6 +43,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ApiErrorTest, InternalNamesTheCause) {
   const ApiError error = ApiError::internal("boom");
+  ASSERT_TRUE(error.statusDetails());
+  ASSERT_EQ(error.statusDetails()->causes.size(), 1u);
+  EXPECT_EQ(error.statusDetails()->causes[0].message, "boom");
   EXPECT_EQ(error.toStatusJson(),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"("message":"Internal error occurred: boom","reason":"InternalError",)"

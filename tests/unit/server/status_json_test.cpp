@@ -65,8 +65,8 @@ struct DetailsCase {
   std::string expected_details;  // the text between "reason":"R", and "code"; empty: none
 };
 
-// details follow Kubernetes' StatusDetails (api.md §4.7): name, group, kind, causes, in that
-// order; a field is written when the caller set it.
+// details follow Kubernetes' metav1.StatusDetails: name, group, kind, causes, in that order; a
+// field is written when the caller set it.
 class StatusDetailsTest : public ::testing::TestWithParam<DetailsCase> {};
 
 TEST_P(StatusDetailsTest, WritesTheDetailsTheCallerSet) {
