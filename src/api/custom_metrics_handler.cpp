@@ -113,6 +113,173 @@ std::string metricValueListHead(const std::string& version) {
 
 constexpr std::string_view kMetricValueListTail = "]}";
 
+// The request's resource and metric, resolved in one registry snapshot.
+struct ResolvedMetric {
+  kube::ResourceInfo resource;
+  std::string group_resource;  // "pods", "deployments.apps"
+  const discovery::CustomMetric* metric = nullptr;
+};
+
+// Step 1: which resource and which rule's metric the request names. Throws ApiError 404 when
+// the resource or the metric is unknown, or the path's scope does not match the resource's.
+ResolvedMetric resolveMetric(const discovery::RegistrySnapshot& snapshot,
+                             const CustomMetricRequest& request) {
+  auto resource = snapshot.mapper().parseGroupResource(request.resource);
+  if (!resource) {
+    throw ApiError::notFound(notFoundMessage(request.metric, request.resource) +
+                             ": unknown resource \"" + request.resource + "\"");
+  }
+  const std::string group_resource = resource->groupResource();
+  const discovery::CustomMetric* metric = snapshot.findCustom(group_resource, request.metric);
+  if (!metric) {
+    throw ApiError::notFound(withSimilarNames(notFoundMessage(request.metric, group_resource),
+                                              snapshot.similarCustomNames(request.metric, 3)));
+  }
+  if (resource->namespaced != request.namespaced()) {
+    throw ApiError::notFound(
+        notFoundMessage(request.metric, group_resource) + ": " + group_resource + " are " +
+        (resource->namespaced ? "namespaced" : "cluster-scoped") + ", use the " +
+        (resource->namespaced ? "namespaces/<namespace>/" : "cluster-scoped ") + "path");
+  }
+  return {*resource, group_resource, metric};
+}
+
+// The objects a request is about.
+struct ObjectSelection {
+  std::vector<std::string> names;  // for the query; empty with any_name
+  bool any_name = false;           // every object Prometheus names
+  std::set<std::string> wanted;    // the names an answer may hold; empty: any
+  bool none_match = false;         // the labelSelector matched no object: the list is empty
+};
+
+// Step 2: one named object, every object (a wildcard without labelSelector), or the objects
+// the lister matches with the labelSelector. Throws ApiError 400 for a bad selector and 503
+// when the objects cannot be listed.
+ObjectSelection selectObjects(const CustomMetricRequest& request, const ResolvedMetric& resolved,
+                              kube::ObjectLister* lister) {
+  ObjectSelection selection;
+  if (!request.wildcard()) {
+    selection.names = {request.name};
+    selection.wanted.insert(request.name);
+    return selection;
+  }
+  auto object_selector = parseSelector(request.label_selector, "labelSelector");
+  if (object_selector.empty()) {
+    selection.any_name = true;
+    return selection;
+  }
+  if (!lister) {
+    throw ApiError::unavailable(
+        "selecting " + resolved.group_resource +
+        " by labelSelector needs the Kubernetes API, which this adapter was not given");
+  }
+  try {
+    selection.names = lister->listNames(resolved.resource, request.namespace_name, object_selector);
+  } catch (const std::exception& e) {
+    throw ApiError::unavailable("unable to list matching " + resolved.group_resource + ": " +
+                                e.what());
+  }
+  selection.none_match = selection.names.empty();
+  selection.wanted.insert(selection.names.begin(), selection.names.end());
+  return selection;
+}
+
+// Step 3: the rule's metricsQuery for these objects.
+BuiltQuery buildQuery(const CustomMetricRequest& request, const ResolvedMetric& resolved,
+                      const ObjectSelection& objects, const promql::LabelSelector& metric_selector,
+                      const kube::RestMapper& mapper) {
+  CustomQuerySpec spec;
+  spec.rule = resolved.metric->rule.get();
+  spec.series = resolved.metric->series_name;
+  spec.resource = resolved.resource;
+  spec.namespace_name = request.namespace_name;
+  spec.metric_selector = metric_selector;
+  spec.names = objects.names;
+  spec.any_name = objects.any_name;
+  BuiltQuery query = buildCustomQuery(spec, mapper);
+  spdlog::debug("metric {} on {}: {}", request.metric, resolved.group_resource, query.promql);
+  return query;
+}
+
+// Step 4: Prometheus's answer, which must be an instant vector. Throws ApiError (503 or 500,
+// see prometheusFailure).
+prometheus::QueryResult runQuery(prometheus::PrometheusApi& prometheus, const BuiltQuery& query,
+                                 std::chrono::milliseconds timeout,
+                                 const CustomMetricRequest& request, const ResolvedMetric& resolved,
+                                 QueryTrace* trace) {
+  prometheus::QueryResult result;
+  try {
+    result = prometheus.query(query.promql, prometheus::Clock::now(), timeout);
+  } catch (const prometheus::PrometheusError& e) {
+    throw prometheusFailure(
+        e, "query for metric " + request.metric + " on " + resolved.group_resource);
+  }
+  if (trace) {
+    trace->queried = true;
+    trace->result = result;
+  }
+  if (result.type != prometheus::QueryResult::Type::kVector) {
+    throw ApiError::internal("metricsQuery of " + resolved.metric->rule->id +
+                             " must return an instant vector; Prometheus returned another type");
+  }
+  return result;
+}
+
+// Step 5: the samples mapped onto the objects named by `resource_label`, sorted by name for a
+// deterministic answer. Samples for other objects, and NaN/Inf/blank values, are left out.
+std::map<std::string, ObjectValue> valuesByObject(const prometheus::QueryResult& result,
+                                                  const std::string& resource_label,
+                                                  const std::set<std::string>& wanted,
+                                                  const CustomMetricRequest& request,
+                                                  const std::string& group_resource) {
+  std::map<std::string, ObjectValue> values;
+  std::size_t skipped = 0;
+  for (const auto& sample : result.samples) {
+    auto label = sample.labels.find(resource_label);
+    if (label == sample.labels.end() || label->second.empty()) continue;
+    if (!wanted.empty() && !wanted.count(label->second)) continue;
+    auto quantity = promql::sampleToQuantity(sample.value);
+    if (!quantity) {
+      ++skipped;
+      continue;
+    }
+    // Several samples for one object: the last wins, as upstream.
+    values[label->second] = ObjectValue{*quantity, sample.timestamp};
+  }
+  if (skipped > 0) {
+    spdlog::debug("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
+                  group_resource, skipped);
+  }
+  return values;
+}
+
+// Step 6: the MetricValueList text. Throws ApiError 404 when the one named object has no value.
+std::string writeMetricValueList(const CustomMetricRequest& request, const ResolvedMetric& resolved,
+                                 const promql::LabelSelector& metric_selector,
+                                 const std::map<std::string, ObjectValue>& values) {
+  MetricValueWriter writer(request, resolved.resource,
+                           promql::toLabelSelectorJson(metric_selector));
+  std::string body = metricValueListHead(request.version);
+  if (!request.wildcard()) {
+    auto found = values.find(request.name);
+    if (found == values.end()) {
+      throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + " " +
+                               request.name);
+    }
+    writer.append(body, request.name, found->second);
+  } else {
+    body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
+    bool first = true;
+    for (const auto& [name, value] : values) {
+      if (!first) body += ',';
+      first = false;
+      writer.append(body, name, value);
+    }
+  }
+  body += kMetricValueListTail;
+  return body;
+}
+
 }  // namespace
 
 CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
@@ -132,121 +299,24 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
                                          QueryTrace* trace) const {
   // One snapshot for the whole request: its rules and REST mapping belong together.
   auto snapshot = snapshots_();
-  const kube::RestMapper& mapper = snapshot->mapper();
-  auto resource = mapper.parseGroupResource(request.resource);
-  if (!resource) {
-    throw ApiError::notFound(notFoundMessage(request.metric, request.resource) +
-                             ": unknown resource \"" + request.resource + "\"");
-  }
-  const std::string group_resource = resource->groupResource();
-  const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, request.metric);
-  if (!metric) {
-    throw ApiError::notFound(withSimilarNames(notFoundMessage(request.metric, group_resource),
-                                              snapshot->similarCustomNames(request.metric, 3)));
-  }
-  if (resource->namespaced != request.namespaced()) {
-    throw ApiError::notFound(
-        notFoundMessage(request.metric, group_resource) + ": " + group_resource + " are " +
-        (resource->namespaced ? "namespaced" : "cluster-scoped") + ", use the " +
-        (resource->namespaced ? "namespaces/<namespace>/" : "cluster-scoped ") + "path");
-  }
-
+  const ResolvedMetric resolved = resolveMetric(*snapshot, request);
   if (trace) {
-    trace->rule_id = metric->rule->id;
-    trace->series = metric->series_name;
+    trace->rule_id = resolved.metric->rule->id;
+    trace->series = resolved.metric->series_name;
   }
   auto metric_selector = parseSelector(request.metric_label_selector, "metricLabelSelector");
-  CustomQuerySpec spec;
-  spec.rule = metric->rule.get();
-  spec.series = metric->series_name;
-  spec.resource = *resource;
-  spec.namespace_name = request.namespace_name;
-  spec.metric_selector = metric_selector;
-  std::set<std::string> wanted;  // empty with any_name: keep every object Prometheus names
-  if (!request.wildcard()) {
-    spec.names = {request.name};
-    wanted.insert(request.name);
-  } else {
-    auto object_selector = parseSelector(request.label_selector, "labelSelector");
-    if (object_selector.empty()) {
-      spec.any_name = true;
-    } else {
-      if (!lister_) {
-        throw ApiError::unavailable(
-            "selecting " + group_resource +
-            " by labelSelector needs the Kubernetes API, which this adapter was not given");
-      }
-      std::vector<std::string> names;
-      try {
-        names = lister_->listNames(*resource, request.namespace_name, object_selector);
-      } catch (const std::exception& e) {
-        throw ApiError::unavailable("unable to list matching " + group_resource + ": " + e.what());
-      }
-      if (names.empty()) {
-        return metricValueListHead(request.version) + std::string(kMetricValueListTail);
-      }
-      spec.names = names;
-      wanted.insert(names.begin(), names.end());
-    }
+  const ObjectSelection objects = selectObjects(request, resolved, lister_.get());
+  if (objects.none_match) {
+    return metricValueListHead(request.version) + std::string(kMetricValueListTail);
   }
-
-  BuiltQuery query = buildCustomQuery(spec, mapper);
-  spdlog::debug("metric {} on {}: {}", request.metric, group_resource, query.promql);
+  const BuiltQuery query =
+      buildQuery(request, resolved, objects, metric_selector, snapshot->mapper());
   if (trace) trace->promql = query.promql;
-  prometheus::QueryResult result;
-  try {
-    result = prometheus_->query(query.promql, prometheus::Clock::now(), options_.query_timeout);
-  } catch (const prometheus::PrometheusError& e) {
-    throw prometheusFailure(e, "query for metric " + request.metric + " on " + group_resource);
-  }
-  if (trace) {
-    trace->queried = true;
-    trace->result = result;
-  }
-  if (result.type != prometheus::QueryResult::Type::kVector) {
-    throw ApiError::internal("metricsQuery of " + metric->rule->id +
-                             " must return an instant vector; Prometheus returned another type");
-  }
-
-  std::map<std::string, ObjectValue> values;  // sorted by name: deterministic output
-  std::size_t skipped = 0;
-  for (const auto& sample : result.samples) {
-    auto label = sample.labels.find(query.resource_label);
-    if (label == sample.labels.end() || label->second.empty()) continue;
-    if (!wanted.empty() && !wanted.count(label->second)) continue;
-    auto quantity = promql::sampleToQuantity(sample.value);
-    if (!quantity) {
-      ++skipped;
-      continue;
-    }
-    // Several samples for one object: the last wins, as upstream.
-    values[label->second] = ObjectValue{*quantity, sample.timestamp};
-  }
-  if (skipped > 0) {
-    spdlog::debug("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
-                  group_resource, skipped);
-  }
-
-  MetricValueWriter writer(request, *resource, promql::toLabelSelectorJson(metric_selector));
-  std::string body = metricValueListHead(request.version);
-  if (!request.wildcard()) {
-    auto found = values.find(request.name);
-    if (found == values.end()) {
-      throw ApiError::notFound(notFoundMessage(request.metric, group_resource) + " " +
-                               request.name);
-    }
-    writer.append(body, request.name, found->second);
-  } else {
-    body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
-    bool first = true;
-    for (const auto& [name, value] : values) {
-      if (!first) body += ',';
-      first = false;
-      writer.append(body, name, value);
-    }
-  }
-  body += kMetricValueListTail;
-  return body;
+  const prometheus::QueryResult result =
+      runQuery(*prometheus_, query, options_.query_timeout, request, resolved, trace);
+  const auto values = valuesByObject(result, query.resource_label, objects.wanted, request,
+                                     resolved.group_resource);
+  return writeMetricValueList(request, resolved, metric_selector, values);
 }
 
 ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {

@@ -137,10 +137,12 @@ server::HttpResponse fixedResponse(bool pretty) {
 
 }  // namespace
 
-server::HttpResponse errorResponse(const ApiError& error, bool pretty) {
-  return jsonResponse(error.code(),
-                      statusObject(error.code(), error.reason(), error.what(), error.details()),
-                      pretty);
+server::HttpResponse errorResponse(const ApiError& error) {
+  server::HttpResponse response;
+  response.status = error.code();
+  response.content_type = "application/json";
+  response.body = error.toStatusJson() + '\n';
+  return response;
 }
 
 std::string_view routeLabel(const server::RequestInfo& info) {
@@ -178,7 +180,7 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     if (request.method != "GET" && request.method != "HEAD") {
       throw ApiError(405, "MethodNotAllowed",
                      "the server does not allow this method on the requested resource",
-                     Json::object());
+                     server::StatusDetails{});
     }
     // Before the Accept check: scrapers ask for text formats.
     if (parts.size() == 1 && parts[0] == "metrics" && parts_.self_metrics) {
@@ -195,7 +197,7 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
       return jsonResponse(200, versionDocument(parts_.version), pretty);
     }
     if (parts.empty() || parts[0] != "apis") {
-      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+      throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
     }
     if (parts.size() == 1) return fixedResponse<apiGroupList>(pretty);
     if (parts[1] == kExternalMetricsGroup) {
@@ -209,12 +211,12 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
       return jsonResponse(200, external(info), pretty);
     }
     if (parts[1] != kCustomMetricsGroup) {
-      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+      throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
     }
     if (parts.size() == 2) return fixedResponse<customMetricsGroup>(pretty);
     const std::string& version = parts[2];
     if (!isCustomMetricsVersion(version)) {
-      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+      throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
     }
     if (parts.size() == 3) {
       auto snapshot = parts_.snapshots();
@@ -224,17 +226,17 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     }
     auto metric_request = parseCustomMetricRequest(info);
     if (!metric_request || !parts_.custom_metrics) {
-      throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+      throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
     }
     if (pretty) return jsonResponse(200, parts_.custom_metrics->handle(*metric_request), true);
     return renderedResponse(parts_.custom_metrics->render(*metric_request) + '\n');
   } catch (const ApiError& error) {
     if (error.code() >= 500)
       spdlog::warn("{} {}: {}", request.method, request.target, error.what());
-    return errorResponse(error, pretty);
+    return errorResponse(error);
   } catch (const std::exception& error) {
     spdlog::error("{} {}: unexpected error: {}", request.method, request.target, error.what());
-    return errorResponse(ApiError::internal("unexpected error, see the adapter log"), pretty);
+    return errorResponse(ApiError::internal("unexpected error, see the adapter log"));
   }
 }
 
@@ -242,7 +244,7 @@ Json Router::external(const server::RequestInfo& info) const {
   // route() answers the group and version documents themselves.
   auto metric_request = parseExternalMetricRequest(info);
   if (!metric_request || !parts_.external_metrics) {
-    throw ApiError(404, "NotFound", kNotFoundMessage, Json::object());
+    throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
   }
   return parts_.external_metrics->handle(*metric_request);
 }

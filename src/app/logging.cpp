@@ -3,13 +3,12 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <ctime>
-#include <nlohmann/json.hpp>
 
 #include "metrics_adapter/app/adapter.h"
+#include "metrics_adapter/server/status.h"
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -20,16 +19,8 @@ constexpr const char* kTextPattern = "%Y-%m-%dT%H:%M:%S.%e%z %^%L%$ %v";
 
 std::atomic<LogFormat> current_format{LogFormat::kText};
 
-std::string jsonString(std::string_view text) {
-  // Paths and messages may hold invalid UTF-8 from clients: replace, never throw.
-  return nlohmann::json(std::string(text))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 bool isSecretName(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = text::lowerAscii(name);
   for (const char* word : {"token", "password", "secret", "key"}) {
     if (lower.find(word) != std::string::npos) return true;
   }
@@ -62,7 +53,7 @@ class JsonFormatter : public spdlog::formatter {
     if (std::string_view(msg.logger_name.data(), msg.logger_name.size()) == kAccessLoggerName) {
       line.append(R"("msg":"request",)").append(payload);
     } else {
-      line.append(R"("msg":)").append(jsonString(payload));
+      line.append(R"("msg":)").append(server::jsonQuote(payload));
     }
     line += "}\n";
     dest.append(line.data(), line.data() + line.size());
@@ -100,18 +91,18 @@ std::string redactTarget(std::string_view target) {
 std::string formatAccessEntry(const AccessEntry& entry, LogFormat format) {
   std::string path = redactTarget(entry.target);
   if (format == LogFormat::kJson) {
-    std::string members = "\"verb\":" + jsonString(entry.verb) + ",\"path\":" + jsonString(path) +
-                          ",\"code\":" + std::to_string(entry.code) +
-                          ",\"latency_ms\":" + millis(entry.latency);
+    std::string members =
+        "\"verb\":" + server::jsonQuote(entry.verb) + ",\"path\":" + server::jsonQuote(path) +
+        ",\"code\":" + std::to_string(entry.code) + ",\"latency_ms\":" + millis(entry.latency);
     if (entry.promql_time) members += ",\"promql_ms\":" + millis(*entry.promql_time);
-    if (!entry.user.empty()) members += ",\"user\":" + jsonString(entry.user);
-    if (!entry.remote.empty()) members += ",\"remote\":" + jsonString(entry.remote);
+    if (!entry.user.empty()) members += ",\"user\":" + server::jsonQuote(entry.user);
+    if (!entry.remote.empty()) members += ",\"remote\":" + server::jsonQuote(entry.remote);
     return members;
   }
   std::string line = entry.verb + " " + path + " " + std::to_string(entry.code) + " " +
                      millis(entry.latency) + "ms";
   if (entry.promql_time) line += " promql=" + millis(*entry.promql_time) + "ms";
-  if (!entry.user.empty()) line += " user=" + jsonString(entry.user);
+  if (!entry.user.empty()) line += " user=" + server::jsonQuote(entry.user);
   if (!entry.remote.empty()) line += " remote=" + entry.remote;
   return line;
 }
@@ -164,7 +155,5 @@ void configureLogging(int verbosity, LogFormat format) {
   spdlog::register_logger(access);
   spdlog::set_default_logger(logger);
 }
-
-void configureLogging(int verbosity) { configureLogging(verbosity, LogFormat::kText); }
 
 }  // namespace metrics_adapter::app

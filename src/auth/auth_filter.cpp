@@ -2,23 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
+#include "metrics_adapter/server/status.h"
 
 namespace metrics_adapter::auth {
 namespace {
 
-// TODO(merge): the one Status writer replaces this.
-server::HttpResponse status(int code, const std::string& reason, const std::string& message,
-                            const nlohmann::ordered_json& details = nullptr) {
-  nlohmann::ordered_json body = {
-      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
-      {"status", "Failure"}, {"message", message}, {"reason", reason}};
-  if (!details.is_null()) body["details"] = details;
-  body["code"] = code;
+server::HttpResponse status(int code, std::string_view reason, std::string_view message,
+                            const std::optional<server::StatusDetails>& details = std::nullopt) {
   server::HttpResponse response;
   response.status = code;
   response.content_type = "application/json";
-  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  response.body = server::statusJson(code, reason, message, details) + "\n";
   return response;
 }
 
@@ -58,9 +52,9 @@ std::optional<server::HttpResponse> AuthFilter::authorize(const UserInfo& user,
     return status(503, "ServiceUnavailable",
                   "authorization is temporarily unavailable: the access review failed");
   }
-  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  server::StatusDetails details;
   if (info.resource_request) {
-    details = {{"name", info.name}, {"group", info.api_group}, {"kind", info.resource}};
+    details = {.name = info.name, .group = info.api_group, .kind = info.resource};
   }
   auto response = status(403, "Forbidden", forbiddenMessage(user, info, decision.reason), details);
   response.headers.emplace_back("X-Content-Type-Options", "nosniff");

@@ -11,6 +11,7 @@
 #include "auth/token_review.h"
 #include "auth/x509_verifier.h"
 #include "metrics_adapter/server/percent_decode.h"
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::auth {
 namespace {
@@ -19,17 +20,6 @@ constexpr std::string_view kAuthenticatedGroup = "system:authenticated";
 constexpr std::string_view kUnauthenticatedGroup = "system:unauthenticated";
 
 using Outcome = AuthenticationResult::Outcome;
-
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return lower(x) == lower(y); });
-}
-
-bool startsWithIgnoreCase(std::string_view text, std::string_view prefix) {
-  return text.size() >= prefix.size() && equalsIgnoreCase(text.substr(0, prefix.size()), prefix);
-}
 
 std::string_view trimmed(std::string_view text) {
   const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
@@ -43,8 +33,7 @@ bool isBlank(std::string_view text) { return trimmed(text).empty(); }
 // The extra key of a header after its prefix: lower-cased, then percent-unescaped; kept
 // lower-cased but escaped when the escaping is malformed (upstream records it all the same).
 std::string extraKey(std::string_view rest) {
-  std::string key(rest);
-  std::transform(key.begin(), key.end(), key.begin(), lower);
+  std::string key = text::lowerAscii(rest);
   std::optional<std::string> unescaped = server::percentDecode(key, false);
   return unescaped ? std::move(*unescaped) : key;
 }
@@ -72,14 +61,15 @@ std::optional<UserInfo> userFromHeaders(const server::HttpRequest& request,
     const std::string_view header = trimmed(name);
     if (header.empty()) continue;
     for (const auto& [key, value] : request.headers) {
-      if (!value.empty() && equalsIgnoreCase(key, header)) user.groups.push_back(value);
+      if (!value.empty() && text::equalsIgnoringAsciiCase(key, header))
+        user.groups.push_back(value);
     }
   }
   for (const std::string& prefix_text : config.extra_header_prefixes) {
     const std::string_view prefix = trimmed(prefix_text);
     if (prefix.empty()) continue;  // would turn every header into an extra
     for (const auto& [key, value] : request.headers) {
-      if (key.size() > prefix.size() && startsWithIgnoreCase(key, prefix)) {
+      if (key.size() > prefix.size() && text::startsWithIgnoringAsciiCase(key, prefix)) {
         user.extra[extraKey(std::string_view(key).substr(prefix.size()))].push_back(value);
       }
     }

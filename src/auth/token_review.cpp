@@ -3,11 +3,12 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <cctype>
 #include <exception>
 #include <optional>
 #include <stdexcept>
 #include <utility>
+
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::auth {
 namespace {
@@ -15,13 +16,6 @@ namespace {
 using Json = nlohmann::json;
 
 bool isBlank(char c) { return c == ' ' || c == '\t'; }
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Visible ASCII only: what RFC 6750 tokens are made of. Anything else could not be sent as JSON
 // text faithfully, so it is refused rather than reviewed.
@@ -76,7 +70,7 @@ std::string_view bearerToken(std::string_view authorization) {
   while (!authorization.empty() && isBlank(authorization.back())) authorization.remove_suffix(1);
   const std::size_t space = authorization.find(' ');
   if (space == std::string_view::npos) return {};
-  if (!equalsIgnoreCase(authorization.substr(0, space), "bearer")) return {};
+  if (!text::equalsIgnoringAsciiCase(authorization.substr(0, space), "bearer")) return {};
   const std::string_view rest = authorization.substr(space + 1);
   return rest.substr(0, rest.find(' '));  // "Bearer  x" gives an empty token, as upstream
 }

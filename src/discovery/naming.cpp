@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/text/utf8.h"
+
 namespace metrics_adapter::discovery {
 namespace {
 
@@ -18,25 +20,6 @@ std::unique_ptr<re2::RE2> compileRegex(const std::string& pattern, const std::st
   return regex;
 }
 
-// Byte length of the UTF-8 sequence at the start of `text` if it is a well-formed multi-byte
-// sequence, else 0.
-std::size_t utf8SequenceLength(std::string_view text) {
-  const auto lead = static_cast<unsigned char>(text[0]);
-  std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-  }
-  if (length == 0 || text.size() < length) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
-
 // Length of the reference name at the start of `text`: the longest run of letters, digits and
 // underscores, with Go's unicode.IsLetter / unicode.IsDigit for non-ASCII characters.
 std::size_t nameLength(std::string_view text) {
@@ -48,8 +31,9 @@ std::size_t nameLength(std::string_view text) {
       ++i;
       continue;
     }
-    const std::size_t length = utf8SequenceLength(text.substr(i));
-    if (length == 0 ||
+    // Other ASCII ends the name; a multi-byte character continues it if it is a letter or digit.
+    const std::size_t length = text::utf8SequenceLength(text, i);
+    if (length <= 1 ||
         !re2::RE2::FullMatch(re2::StringPiece(text.data() + i, length), kLetterOrDigit)) {
       break;
     }

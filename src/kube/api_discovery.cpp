@@ -2,17 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cctype>
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::kube {
 namespace {
 
 constexpr std::string_view kAcceptJson = "application/json";
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::string stringField(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
@@ -37,7 +32,7 @@ std::vector<ResourceInfo> parseApiResourceList(const nlohmann::json& list, std::
     info.group = std::string(group);
     info.version = std::string(version);
     info.singular = stringField(item, "singularName");
-    if (info.singular.empty()) info.singular = lowercase(info.kind);
+    if (info.singular.empty()) info.singular = text::lowerAscii(info.kind);
     auto namespaced = item.find("namespaced");
     info.namespaced =
         namespaced != item.end() && namespaced->is_boolean() && namespaced->get<bool>();

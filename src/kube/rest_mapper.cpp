@@ -2,19 +2,10 @@
 
 #include <utility>
 
+#include "metrics_adapter/text/ascii.h"
+
 namespace metrics_adapter::kube {
 namespace {
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) {
-      return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-    };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
 
 ResourceInfo info(std::string group, std::string version, std::string kind, std::string plural,
                   std::string singular, bool namespaced) {
@@ -71,8 +62,9 @@ std::optional<ResourceInfo> RestMapper::resourceFor(std::string_view group,
   if (name.empty()) return std::nullopt;
   for (const ResourceInfo& resource : resources_) {
     if (!group.empty() && resource.group != group) continue;
-    if (equalsIgnoreCase(name, resource.plural) || equalsIgnoreCase(name, resource.singular) ||
-        equalsIgnoreCase(name, resource.kind)) {
+    if (text::equalsIgnoringAsciiCase(name, resource.plural) ||
+        text::equalsIgnoringAsciiCase(name, resource.singular) ||
+        text::equalsIgnoringAsciiCase(name, resource.kind)) {
       return resource;
     }
   }

@@ -11,11 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/net/bearer_token_file.h"
 #include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
 #include "metrics_adapter/net/http_client_factory.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
-#include "prometheus/bearer_token_file.h"
+#include "metrics_adapter/text/ascii.h"
 #include "prometheus/body_stream_buf.h"
 #include "prometheus/request_builder.h"
 #include "prometheus/response_parsing.h"
@@ -38,13 +39,6 @@ constexpr std::size_t kMaxSeriesTokenBytes = 4u << 20;
 bool isHeaderNameChar(unsigned char c) {
   static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
   return std::isalnum(c) != 0 || kSpecials.find(static_cast<char>(c)) != std::string_view::npos;
-}
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // Values are never quoted in messages: they are often credentials.
@@ -141,14 +135,15 @@ struct PrometheusClient::Impl {
     }
     for (const auto& [name, value] : options.headers) {
       validateHeader(name, value);
-      if (!options.token_file.empty() && equalsIgnoreCase(name, "Authorization")) {
+      if (!options.token_file.empty() && text::equalsIgnoringAsciiCase(name, "Authorization")) {
         throw std::invalid_argument(
             "--prometheus-header Authorization=... and --prometheus-token-file both set the "
             "Authorization header; use one of them");
       }
     }
     if (!options.token_file.empty()) {
-      token = std::make_unique<BearerTokenFile>(options.token_file, options.token_recheck_interval);
+      token = std::make_unique<net::BearerTokenFile>(
+          options.token_file, options.token_recheck_interval, "--prometheus-token-file");
     }
     net::HttpClientSettings client;
     client.origin = base.origin;
@@ -240,7 +235,7 @@ struct PrometheusClient::Impl {
   BaseUrl base;
   Verb verb = Verb::kGet;
   std::string port;
-  std::unique_ptr<BearerTokenFile> token;
+  std::unique_ptr<net::BearerTokenFile> token;
   std::unique_ptr<web::http::client::http_client> http;
   const std::shared_ptr<net::CallCanceller> canceller = std::make_shared<net::CallCanceller>();
 };

@@ -1,20 +1,13 @@
 #include "prometheus/request_builder.h"
 
-#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
 #include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool isUnreserved(unsigned char c) {
   return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
@@ -34,7 +27,7 @@ BaseUrl parseBaseUrl(const std::string& url) {
     throw badUrl(url, "not a valid URL");
   }
   BaseUrl base;
-  base.scheme = lowercase(parsed.scheme());
+  base.scheme = text::lowerAscii(parsed.scheme());
   if (base.scheme != "http" && base.scheme != "https") {
     throw badUrl(url, "the scheme must be http or https");
   }
@@ -56,12 +49,7 @@ BaseUrl parseBaseUrl(const std::string& url) {
 }
 
 Verb parseVerb(std::string_view verb) {
-  const std::string upper = [&] {
-    std::string out(verb);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return out;
-  }();
+  const std::string upper = text::upperAscii(verb);
   if (upper == "GET") return Verb::kGet;
   if (upper == "POST") return Verb::kPost;
   throw std::invalid_argument("--prometheus-verb: \"" + std::string(verb) +

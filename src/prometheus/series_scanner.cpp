@@ -4,6 +4,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "metrics_adapter/text/utf8.h"
 #include "prometheus/response_parsing.h"
 
 namespace metrics_adapter::prometheus {
@@ -293,22 +294,13 @@ const char* SeriesScanner::stringSlowByte(const char* p) {
 }
 
 void SeriesScanner::utf8Lead(const char* p) {
-  const auto c = static_cast<unsigned char>(*p);
-  utf8_low_ = 0x80;
-  utf8_high_ = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    utf8_needed_ = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    utf8_needed_ = 2;
-    if (c == 0xE0) utf8_low_ = 0xA0;   // no overlong forms
-    if (c == 0xED) utf8_high_ = 0x9F;  // no surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    utf8_needed_ = 3;
-    if (c == 0xF0) utf8_low_ = 0x90;
-    if (c == 0xF4) utf8_high_ = 0x8F;  // nothing past U+10FFFF
-  } else {
-    syntaxError(p, "invalid UTF-8 in a string");
-  }
+  // The bounds come from the one UTF-8 table (text::utf8Lead); the scanner only keeps them as
+  // state, because a sequence may continue in the next chunk.
+  const text::Utf8Lead lead = text::utf8Lead(static_cast<unsigned char>(*p));
+  if (lead.length < 2) syntaxError(p, "invalid UTF-8 in a string");
+  utf8_needed_ = static_cast<std::uint8_t>(lead.length - 1);
+  utf8_low_ = lead.second_min;
+  utf8_high_ = lead.second_max;
   if (sink_ != nullptr) sink_->push_back(*p);
 }
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "metrics_adapter/text/utf8.h"
+
 namespace metrics_adapter::promql::go {
 namespace {
 
@@ -41,40 +43,17 @@ void appendHexEscape(std::string& out, char kind, std::uint32_t value, int digit
 }  // namespace
 
 std::size_t decodeRune(std::string_view text, std::size_t i, char32_t* rune) {
-  text.remove_prefix(i);
-  const auto byte = [&text](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(0);
-  *rune = kRuneError;
-  if (lead < 0x80) {
-    *rune = lead;
+  // Which sequences are well formed is text::utf8SequenceLength's to say; this only adds the
+  // value bits.
+  const std::size_t width = text::utf8SequenceLength(text, i);
+  if (width == 0) {
+    *rune = kRuneError;
     return 1;
   }
-  // The bounds on the second byte are what exclude overlong forms, surrogates and values above
-  // U+10FFFF, as in Go's decoder.
-  std::size_t width = 0;
-  unsigned char second_min = 0x80;
-  unsigned char second_max = 0xBF;
-  char32_t value = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    width = 2;
-    value = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    width = 3;
-    value = lead & 0x0F;
-    if (lead == 0xE0) second_min = 0xA0;
-    if (lead == 0xED) second_max = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    width = 4;
-    value = lead & 0x07;
-    if (lead == 0xF0) second_min = 0x90;
-    if (lead == 0xF4) second_max = 0x8F;
-  } else {
-    return 1;
-  }
-  if (text.size() < width || byte(1) < second_min || byte(1) > second_max) return 1;
+  static constexpr unsigned char kLeadBits[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t value = static_cast<unsigned char>(text[i]) & kLeadBits[width];
   for (std::size_t k = 1; k < width; ++k) {
-    if ((byte(k) & 0xC0) != 0x80) return 1;
-    value = (value << 6) | (byte(k) & 0x3F);
+    value = (value << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
   }
   *rune = value;
   return width;

@@ -1,20 +1,16 @@
 #include "server/http_message.h"
 
 #include <spdlog/spdlog.h>
-#include <strings.h>
 
 #include <boost/beast/http/field.hpp>
 #include <utility>
 
 #include "metrics_adapter/server/status.h"
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::server {
 namespace http = boost::beast::http;
 namespace {
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
 
 bool isSafeHeaderText(std::string_view text) {
   return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
@@ -26,7 +22,7 @@ bool hasNoBody(int status) { return status == 204 || status == 304; }
 
 std::string HttpRequest::header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
-    if (equalsIgnoreCase(key, name)) return value;
+    if (text::equalsIgnoringAsciiCase(key, name)) return value;
   }
   return {};
 }
@@ -57,7 +53,7 @@ BeastResponse toBeastResponse(HttpResponse response, bool head_request) {
       spdlog::error("dropping response header with forbidden characters: {}", name);
       continue;
     }
-    has_cache_control = has_cache_control || equalsIgnoreCase(name, "Cache-Control");
+    has_cache_control = has_cache_control || text::equalsIgnoringAsciiCase(name, "Cache-Control");
     message.insert(name, value);
   }
   if (!response.content_type.empty() && isSafeHeaderText(response.content_type)) {

@@ -3,21 +3,10 @@
 #include <optional>
 
 #include "metrics_adapter/server/percent_decode.h"
+#include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::server {
 namespace {
-
-// TODO(merge): the shared text utility replaces these two.
-std::string lowerAscii(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-bool equalsIgnoringAsciiCase(std::string_view a, std::string_view b) {
-  return lowerAscii(a) == lowerAscii(b);
-}
 
 // The path's segments. The path is decoded as a whole first, as Go's URL.Path is, so an encoded
 // '/' would split a segment: refused instead, like empty and dot segments, because a name never
@@ -28,7 +17,7 @@ std::vector<std::string> splitPath(std::string_view raw_path, const std::string&
   }
   for (std::size_t at = raw_path.find('%'); at != std::string_view::npos;
        at = raw_path.find('%', at + 1)) {
-    if (equalsIgnoringAsciiCase(raw_path.substr(at, 3), "%2F")) {
+    if (text::equalsIgnoringAsciiCase(raw_path.substr(at, 3), "%2F")) {
       throw InvalidRequestTarget("invalid request path: encoded '/' in a segment");
     }
   }
@@ -75,7 +64,7 @@ std::map<std::string, std::string, std::less<>> parseQuery(std::string_view raw_
 bool watchRequested(const RequestInfo& info) {
   const auto it = info.query.find("watch");
   return it != info.query.end() && it->second != "0" &&
-         !equalsIgnoringAsciiCase(it->second, "false");
+         !text::equalsIgnoringAsciiCase(it->second, "false");
 }
 
 // The verb upstream derives from the HTTP method (compared case-sensitively, as Go does).
@@ -150,7 +139,7 @@ RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
   info.path = std::move(*path);
   info.parts = splitPath(raw_path, info.path);
   if (question != std::string_view::npos) info.query = parseQuery(target.substr(question + 1));
-  info.verb = lowerAscii(method);
+  info.verb = text::lowerAscii(method);
   resolveResource(method, info);
   return info;
 }

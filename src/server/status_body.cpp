@@ -1,8 +1,11 @@
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "metrics_adapter/server/status.h"
+#include "metrics_adapter/text/utf8.h"
 
 namespace metrics_adapter::server {
 namespace {
@@ -16,33 +19,12 @@ void appendUnicodeEscape(std::string& out, std::uint32_t code_point) {
   }
 }
 
-bool isContinuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes there are not
-// valid UTF-8 (overlong forms, surrogates and code points above U+10FFFF are invalid).
-std::size_t validSequenceLength(std::string_view text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = at(0);
-  const std::size_t left = text.size() - i;
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    return left >= 2 && isContinuation(at(1)) ? 2 : 0;
-  }
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    if (left < 3 || !isContinuation(at(1)) || !isContinuation(at(2))) return 0;
-    if (lead == 0xE0 && at(1) < 0xA0) return 0;
-    if (lead == 0xED && at(1) > 0x9F) return 0;
-    return 3;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    if (left < 4 || !isContinuation(at(1)) || !isContinuation(at(2)) || !isContinuation(at(3))) {
-      return 0;
-    }
-    if (lead == 0xF0 && at(1) < 0x90) return 0;
-    if (lead == 0xF4 && at(1) > 0x8F) return 0;
-    return 4;
-  }
-  return 0;
+// Appends "key":value to a JSON object being written; `out` ends with its '{' or a member.
+void appendMember(std::string& out, std::string_view key, std::string_view value) {
+  if (out.back() != '{') out += ',';
+  out += jsonQuote(key);
+  out += ':';
+  out += jsonQuote(value);
 }
 
 }  // namespace
@@ -55,7 +37,7 @@ std::string jsonQuote(std::string_view text) {
   while (i < text.size()) {
     const auto byte = static_cast<unsigned char>(text[i]);
     if (byte >= 0x80) {
-      const std::size_t length = validSequenceLength(text, i);
+      const std::size_t length = text::utf8SequenceLength(text, i);
       if (length == 0) {
         out += "\\ufffd";
         ++i;
@@ -104,12 +86,31 @@ std::string jsonQuote(std::string_view text) {
   return out;
 }
 
-std::string statusJson(int code, std::string_view reason, std::string_view message) {
+std::string statusJson(int code, std::string_view reason, std::string_view message,
+                       const std::optional<StatusDetails>& details) {
   std::string out =
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
   out += jsonQuote(message);
   out += R"(,"reason":)";
   out += jsonQuote(reason);
+  if (details) {
+    out += R"(,"details":{)";
+    if (details->name) appendMember(out, "name", *details->name);
+    if (details->group) appendMember(out, "group", *details->group);
+    if (details->kind) appendMember(out, "kind", *details->kind);
+    if (!details->causes.empty()) {
+      if (out.back() != '{') out += ',';
+      out += R"("causes":[)";
+      for (std::size_t i = 0; i < details->causes.size(); ++i) {
+        if (i > 0) out += ',';
+        out += '{';
+        appendMember(out, "message", details->causes[i].message);
+        out += '}';
+      }
+      out += ']';
+    }
+    out += '}';
+  }
   out += R"(,"code":)";
   out += std::to_string(code);
   out += '}';

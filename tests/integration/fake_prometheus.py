@@ -16,7 +16,8 @@ set_fault(endpoint, kind, **options) with kind
   "huge"         answer 200 with a valid start and `size` bytes of samples, streamed without
                  Content-Length (or with it when content_length=True); huge_bytes_sent counts
 and refuse()/accept() to close and reopen the listening socket on the same port (connections are
-refused meanwhile). set_warnings() adds "warnings" to successful answers."""
+refused meanwhile). set_warnings() adds "warnings" to successful answers. query_counts() tells
+how often each (PromQL, time) pair was asked, for tests of query sharing."""
 
 import json
 import os
@@ -82,6 +83,7 @@ class FakePrometheus:
         self.warnings = []
         self.faults = {}
         self.calls = {endpoint: 0 for endpoint in ENDPOINTS}
+        self.query_keys = {}  # (query, time) -> /api/v1/query calls with them
         self.waiting = {endpoint: 0 for endpoint in ENDPOINTS}  # requests held by "hang"
         self.huge_bytes_sent = 0
         self.connections = set()  # open client connections, closed by refuse()
@@ -160,6 +162,11 @@ class FakePrometheus:
         with self.lock:
             return self.calls[endpoint]
 
+    def query_counts(self):
+        """{(PromQL, time parameter): number of /api/v1/query calls}, counted on arrival."""
+        with self.lock:
+            return dict(self.query_keys)
+
     def waiting_count(self, endpoint):
         with self.lock:
             return self.waiting[endpoint]
@@ -223,6 +230,9 @@ def _handler(fake):
                 return self.send(404, b"404 page not found\n", "text/plain")
             with fake.lock:
                 fake.calls[endpoint] += 1
+                if endpoint == "query":
+                    key = (params.get("query", [""])[0], params.get("time", [""])[0])
+                    fake.query_keys[key] = fake.query_keys.get(key, 0) + 1
                 fault = dict(fake.faults.get(endpoint) or {})
             if fault.get("kind") == "hang":
                 with fake.lock:

@@ -1,9 +1,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "metrics_adapter/server/status.h"
 
 namespace metrics_adapter::api {
 
@@ -14,30 +18,45 @@ using Json = nlohmann::ordered_json;
 // what() is the message the client sees: it must help the user and leak no secrets.
 class ApiError : public std::runtime_error {
  public:
-  ApiError(int code, std::string reason, const std::string& message, Json details = nullptr)
+  ApiError(int code, std::string reason, const std::string& message,
+           std::optional<server::StatusDetails> details = std::nullopt)
       : std::runtime_error(message),
         code_(code),
         reason_(std::move(reason)),
         details_(std::move(details)) {}
 
+  // Deprecated: details as JSON (name, group, kind as strings, causes[].message; other members
+  // are dropped). Kept until the router passes server::StatusDetails.
+  ApiError(int code, std::string reason, const std::string& message, const Json& details)
+      : ApiError(code, std::move(reason), message, statusDetailsFromJson(details)) {}
+
   int code() const { return code_; }
   const std::string& reason() const { return reason_; }
-  const Json& details() const { return details_; }
+  const std::optional<server::StatusDetails>& statusDetails() const { return details_; }
+
+  // The Status body the client gets for this error (server::statusJson), compact, without a
+  // trailing newline.
+  std::string toStatusJson() const;
+
+  // Deprecated: the details as JSON, null when there are none. Use statusDetails().
+  Json details() const;
 
   static ApiError badRequest(const std::string& message) { return {400, "BadRequest", message}; }
   static ApiError notFound(const std::string& message) { return {404, "NotFound", message}; }
   static ApiError internal(const std::string& message) {
     return {500, "InternalError", "Internal error occurred: " + message,
-            Json{{"causes", Json::array({{{"message", message}}})}}};
+            server::StatusDetails{.causes = {{message}}}};
   }
   static ApiError unavailable(const std::string& message) {
     return {503, "ServiceUnavailable", message};
   }
 
  private:
+  static std::optional<server::StatusDetails> statusDetailsFromJson(const Json& details);
+
   int code_;
   std::string reason_;
-  Json details_;
+  std::optional<server::StatusDetails> details_;
 };
 
 // "<message> (similar metrics: a b)" when there are close names, else the message.
@@ -48,7 +67,9 @@ inline std::string withSimilarNames(std::string message, const std::vector<std::
   return message + ")";
 }
 
-// The Kubernetes Status object for an error (api.md §4.7).
+// Deprecated: the Kubernetes Status object for an error as JSON. Status bodies are written by
+// server::statusJson (ApiError::toStatusJson); this stays only while the router, the auth filter
+// and explain still build theirs with it.
 Json statusObject(int code, const std::string& reason, const std::string& message,
                   const Json& details = nullptr);
 

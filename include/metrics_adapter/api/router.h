@@ -59,8 +59,8 @@ class Router {
   RouterParts parts_;
 };
 
-// The Status answer for `error`, indented when `pretty`.
-server::HttpResponse errorResponse(const ApiError& error, bool pretty = false);
+// The Status answer for `error` (the one Status writer, server::statusJson).
+server::HttpResponse errorResponse(const ApiError& error);
 
 // The route template of a request for the self-metrics: a fixed name per kind of path
 // ("custom_metric", "external_metric", "discovery", "health", "metrics", "other"), so that

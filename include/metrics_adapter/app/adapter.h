@@ -12,9 +12,7 @@ namespace metrics_adapter::app {
 int runAdapter(const AdapterOptions& options);
 
 // Sets up spdlog on stderr with a level derived from --v (0-5 info, 6-7 debug, 8+ trace), as
-// text lines. Idempotent.
-void configureLogging(int verbosity);
-// The same with --log-format; LogFormat::kJson writes one JSON object per line.
+// text lines, or with LogFormat::kJson one JSON object per line (--log-format). Idempotent.
 void configureLogging(int verbosity, LogFormat format);
 
 }  // namespace metrics_adapter::app

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "metrics_adapter/server/status.h"
@@ -57,6 +58,43 @@ TEST(StatusJsonTest, EscapesMessageAndReason) {
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"("message":"line1\nline2","reason":"Bad\"Reason","code":400})");
 }
+
+struct DetailsCase {
+  const char* name;
+  std::optional<StatusDetails> details;
+  std::string expected_details;  // the text between "reason":"R", and "code"; empty: none
+};
+
+// details follow Kubernetes' metav1.StatusDetails: name, group, kind, causes, in that order; a
+// field is written when the caller set it.
+class StatusDetailsTest : public ::testing::TestWithParam<DetailsCase> {};
+
+TEST_P(StatusDetailsTest, WritesTheDetailsTheCallerSet) {
+  const std::string head = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                           R"("message":"m","reason":"R",)";
+  EXPECT_EQ(statusJson(500, "R", "m", GetParam().details),
+            head + GetParam().expected_details + R"("code":500})");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, StatusDetailsTest,
+    ::testing::Values(
+        DetailsCase{"None", std::nullopt, ""},
+        DetailsCase{"EmptyObject", StatusDetails{}, R"("details":{},)"},
+        DetailsCase{"ForbiddenResource",
+                    StatusDetails{.name = "", .group = "custom.metrics.k8s.io", .kind = "pods"},
+                    R"("details":{"name":"","group":"custom.metrics.k8s.io","kind":"pods"},)"},
+        DetailsCase{"KindOnly", StatusDetails{.kind = "nodes"}, R"("details":{"kind":"nodes"},)"},
+        DetailsCase{"OneCause", StatusDetails{.causes = {{"boom"}}},
+                    R"("details":{"causes":[{"message":"boom"}]},)"},
+        DetailsCase{"TwoCauses", StatusDetails{.causes = {{"a"}, {"b"}}},
+                    R"("details":{"causes":[{"message":"a"},{"message":"b"}]},)"},
+        DetailsCase{"NameAndCause", StatusDetails{.name = "n", .causes = {{"c"}}},
+                    R"("details":{"name":"n","causes":[{"message":"c"}]},)"},
+        DetailsCase{
+            "EscapedLikeMessages", StatusDetails{.name = "a\"b\xFF", .causes = {{"<x>\n"}}},
+            R"("details":{"name":"a\"b\ufffd","causes":[{"message":"\u003cx\u003e\n"}]},)"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace metrics_adapter::server

@@ -1,11 +1,11 @@
-#include "prometheus/body_pipe.h"
+#include "metrics_adapter/net/body_pipe.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-namespace metrics_adapter::prometheus {
+namespace metrics_adapter::net {
 namespace {
 
 using Status = BodyPipe::ReadStatus;
@@ -84,4 +84,4 @@ TEST(BodyPipeTest, AbandoningFailsPendingAndLaterWrites) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net

@@ -1,17 +1,21 @@
-#include "prometheus/bearer_token_file.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
-namespace metrics_adapter::prometheus {
+#include "metrics_adapter/net/bearer_token_file.h"
+
+namespace metrics_adapter::net {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
+
+// The setting the Prometheus client names the file with.
+constexpr std::string_view kFlag = "--prometheus-token-file";
 
 class BearerTokenFileTest : public ::testing::Test {
  protected:
@@ -37,7 +41,7 @@ class BearerTokenFileTest : public ::testing::Test {
 
 TEST_F(BearerTokenFileTest, TrimsWhitespaceAndNewlines) {
   write("  \tabc.def-ghi\r\n\n");
-  BearerTokenFile token(path_, milliseconds(0));
+  BearerTokenFile token(path_, milliseconds(0), kFlag);
   EXPECT_EQ(token.current(), "abc.def-ghi");
 }
 
@@ -46,14 +50,14 @@ TEST_F(BearerTokenFileTest, UnusableFilesAreRejectedNamingTheFlag) {
   for (const auto& content : contents) {
     write(content);
     try {
-      BearerTokenFile token(path_, milliseconds(0));
+      BearerTokenFile token(path_, milliseconds(0), kFlag);
       ADD_FAILURE() << "accepted \"" << content << "\"";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("--prometheus-token-file"), std::string::npos);
     }
   }
   try {
-    BearerTokenFile token((dir_ / "missing").string(), milliseconds(0));
+    BearerTokenFile token((dir_ / "missing").string(), milliseconds(0), kFlag);
     ADD_FAILURE() << "accepted a missing file";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--prometheus-token-file"), std::string::npos);
@@ -62,7 +66,7 @@ TEST_F(BearerTokenFileTest, UnusableFilesAreRejectedNamingTheFlag) {
 
 TEST_F(BearerTokenFileTest, RereadsAReplacedFile) {
   write("first\n");
-  BearerTokenFile token(path_, milliseconds(0));
+  BearerTokenFile token(path_, milliseconds(0), kFlag);
   EXPECT_EQ(token.current(), "first");
   write("second\n");
   EXPECT_EQ(token.current(), "second");
@@ -70,7 +74,7 @@ TEST_F(BearerTokenFileTest, RereadsAReplacedFile) {
 
 TEST_F(BearerTokenFileTest, RereadsAFileRewrittenInPlace) {
   write("first1");
-  BearerTokenFile token(path_, milliseconds(0));
+  BearerTokenFile token(path_, milliseconds(0), kFlag);
   std::ofstream(path_, std::ios::binary | std::ios::trunc) << "second";
   // Same size and inode: only the mtime tells, so make sure it moved even on coarse clocks.
   fs::last_write_time(path_, fs::last_write_time(path_) + std::chrono::seconds(5));
@@ -79,14 +83,14 @@ TEST_F(BearerTokenFileTest, RereadsAFileRewrittenInPlace) {
 
 TEST_F(BearerTokenFileTest, DoesNotLookBeforeTheRecheckInterval) {
   write("first\n");
-  BearerTokenFile token(path_, std::chrono::hours(1));
+  BearerTokenFile token(path_, std::chrono::hours(1), kFlag);
   write("second\n");
   EXPECT_EQ(token.current(), "first");
 }
 
 TEST_F(BearerTokenFileTest, KeepsTheLastGoodTokenWhenTheFileBreaks) {
   write("first\n");
-  BearerTokenFile token(path_, milliseconds(0));
+  BearerTokenFile token(path_, milliseconds(0), kFlag);
   fs::remove(path_);
   EXPECT_EQ(token.current(), "first");
   write("\n");
@@ -96,4 +100,4 @@ TEST_F(BearerTokenFileTest, KeepsTheLastGoodTokenWhenTheFileBreaks) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::prometheus
+}  // namespace metrics_adapter::net
