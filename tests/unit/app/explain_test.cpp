@@ -164,26 +164,54 @@ constexpr const char* kAlibabaRules = R"(rules:
   metricsQuery: <<.Series>>
 )";
 
-TEST(DiscoverTest, SeriesFileFeedsTheRulesLikeARelist) {
+TEST(DiscoverTest, SeriesFileFeedsTheServersRelist) {
   auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
   std::vector<std::string> warnings;
   auto rule_set = compileOffline(config, &warnings);
-  auto lines = parseSeriesFile(
+  auto file = std::make_shared<SeriesFilePrometheus>(parseSeriesFile(
       "nvidia_gpu_duty_cycle{uuid=\"GPU-1\",pod_name=\"a\",namespace_name=\"default\"}\n"
       "nvidia_gpu_duty_cycle{uuid=\"GPU-2\",pod_name=\"b\",namespace_name=\"default\"}\n"
-      "up{job=\"gpu\"}\n");
-  auto series = selectSeries(*rule_set, lines, &warnings);
+      "up{job=\"gpu\"}\n"));
+  DiscoveryRun run = relistOnce(rule_set, file, discovery::RelistOptions{});
   EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(file->unselectable().empty());
+  EXPECT_TRUE(run.errors.empty());
   // `up` has no uuid, so the first rule's seriesQuery does not select it.
-  EXPECT_EQ(series["{uuid!=\"\"}"].size(), 1u);
-  EXPECT_TRUE(series["nothing_here"].empty());
+  EXPECT_EQ(run.series["{uuid!=\"\"}"].size(), 1u);
+  EXPECT_TRUE(run.series["nothing_here"].empty());
 
-  DiscoveryRun run = discover(rule_set, std::move(series), {});
   ASSERT_EQ(run.findings.size(), 2u);
+  ASSERT_NE(run.findings[0], nullptr);
+  EXPECT_EQ(run.findings[0]->series_seen, 2u);  // both GPU series, as the relist counts them
   EXPECT_NE(run.snapshot->findCustom("pods", "duty_cycle_current"), nullptr);
   EXPECT_NE(run.snapshot->findCustom("namespaces", "duty_cycle_current"), nullptr);
   EXPECT_EQ(run.snapshot->findCustom("nodes", "duty_cycle_current"), nullptr);
+  ASSERT_NE(run.findings[1], nullptr);
   EXPECT_EQ(run.findings[1]->series_seen, 0u);
+}
+
+// A Prometheus whose series calls fail, to see a relist record the failure per seriesQuery.
+class FailingPrometheus : public prometheus::PrometheusApi {
+ public:
+  prometheus::QueryResult query(const std::string&, prometheus::Clock::time_point,
+                                std::chrono::milliseconds) override {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  }
+  void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds,
+              const prometheus::SeriesVisitor&) override {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  }
+};
+
+TEST(DiscoverTest, AFailedSeriesCallIsAnErrorOfItsQueryAndFindsNothing) {
+  auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
+  std::vector<std::string> warnings;
+  DiscoveryRun run = relistOnce(compileOffline(config, &warnings),
+                                std::make_shared<FailingPrometheus>(), discovery::RelistOptions{});
+  EXPECT_EQ(run.errors.size(), 2u);
+  EXPECT_EQ(run.errors["nothing_here"], "down");
+  EXPECT_TRUE(run.series.empty());
+  EXPECT_TRUE(run.snapshot->customMetrics().empty());
 }
 
 std::string writeFile(const std::string& name, const std::string& text) {
