@@ -27,19 +27,6 @@ constexpr std::size_t kListedSeries = 5;
 const api::ApiError kNoRoute =
     api::ApiError::notFound("the server could not find the requested resource");
 
-struct ExplainOptions {
-  std::string config_file;
-  std::string metric;
-  std::string resource = "pods";
-  std::string namespace_name;
-  std::string name;
-  std::string selector;
-  std::string metric_selector;
-  bool external = false;
-  std::string version = "v1beta2";
-  AdapterOptions shared;  // what parseToolFlags reads: prometheus, query_timeout, relist
-};
-
 constexpr const char* kUsage =
     "usage: metrics-adapter explain --config FILE --prometheus-url URL --metric NAME\n"
     "         [--resource pods] [--namespace NS] [--name N | --selector S]\n"
@@ -76,24 +63,6 @@ std::map<std::string, ToolFlag> ownFlags(ExplainOptions* options) {
               options->external = parseBoolFlag("external", value);
             }}},
   };
-}
-
-ExplainOptions parseExplainFlags(std::span<const std::string> args) {
-  ExplainOptions options;
-  const std::vector<std::string> read =
-      parseToolFlags(args, ownFlags(&options), options.shared, nullptr);
-  if (options.config_file.empty()) throw FlagError("--config is required");
-  if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
-    throw FlagError("--prometheus-url is required");
-  }
-  if (options.metric.empty()) throw FlagError("--metric is required");
-  if (options.version != "v1beta1" && options.version != "v1beta2") {
-    throw FlagError("--version: must be v1beta1 or v1beta2");
-  }
-  if (!options.name.empty() && !options.selector.empty()) {
-    throw FlagError("give --name or --selector, not both");
-  }
-  return options;
 }
 
 std::string quote(const std::string& text) { return promql::quoteGoString(text); }
@@ -386,6 +355,24 @@ int explainExternal(std::ostream& out, const ExplainOptions& options, const Disc
 }
 
 }  // namespace
+
+ExplainOptions parseExplainFlags(std::span<const std::string> args) {
+  ExplainOptions options;
+  const std::vector<std::string> read =
+      parseToolFlags(args, ownFlags(&options), options.shared, nullptr);
+  if (options.config_file.empty()) throw FlagError("--config is required");
+  if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
+    throw FlagError("--prometheus-url is required");
+  }
+  if (options.metric.empty()) throw FlagError("--metric is required");
+  if (options.version != "v1beta1" && options.version != "v1beta2") {
+    throw FlagError("--version: must be v1beta1 or v1beta2");
+  }
+  if (!options.name.empty() && !options.selector.empty()) {
+    throw FlagError("give --name or --selector, not both");
+  }
+  return options;
+}
 
 MissReason classifyMiss(const MissFacts& facts) {
   if (!facts.other_resources.empty()) return MissReason::kOtherResource;

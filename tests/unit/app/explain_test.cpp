@@ -7,6 +7,8 @@
 
 #include "app/check_config.h"
 #include "metrics_adapter/config/config.h"
+#include "unit/net/fake_http_server.h"
+#include "unit/net/test_support.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -252,6 +254,77 @@ TEST(CheckConfigTest, BadFlagsExitOne) {
   std::vector<std::string> unknown = {"c.yaml", "--bogus=1"};
   EXPECT_EQ(runCheckConfig(unknown, out, err), 1);
   EXPECT_NE(err.str().find("--bogus"), std::string::npos);
+}
+
+// A Prometheus that answers only callers with the tenant header and the bearer token.
+class GuardedPrometheus {
+ public:
+  static constexpr const char* kToken = "s3cret";
+
+  GuardedPrometheus()
+      : server_([](const net::testing::RecordedRequest& request) {
+          net::testing::Reply reply;
+          if (request.header("x-scope-orgid") != "team-a" ||
+              request.header("authorization") != std::string("Bearer ") + kToken) {
+            reply.status = 401;
+            reply.content_type = "text/plain";
+            reply.body = "unauthorized";
+          } else if (request.path() == "/api/v1/series") {
+            reply.body = R"({"status":"success","data":[{"__name__":"nvidia_gpu_duty_cycle",)"
+                         R"("uuid":"GPU-1","pod_name":"a","namespace_name":"default"}]})";
+          } else {
+            reply.body =
+                R"({"status":"success","data":{"resultType":"vector","result":[{"metric":)"
+                R"({"pod_name":"a","namespace_name":"default"},"value":[1700000000,"37"]}]}})";
+          }
+          return reply;
+        }) {}
+
+  std::string url() const { return server_.url(); }
+  std::vector<net::testing::RecordedRequest> requests() const { return server_.requests(); }
+
+ private:
+  net::testing::FakeHttpServer server_;
+};
+
+TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
+  GuardedPrometheus prometheus;
+  net::testing::TempDir dir;
+  const std::string config = dir.write("gpu.yaml", kAlibabaRules);
+  const std::string token = dir.write("token", std::string(GuardedPrometheus::kToken) + "\n");
+  const std::vector<std::string> request = {
+      "--config",           config,        "--prometheus-url", prometheus.url(), "--metric",
+      "duty_cycle_current", "--namespace", "default",          "--name",         "a"};
+
+  std::vector<std::string> args = request;
+  args.insert(args.end(), {"--prometheus-header", "X-Scope-OrgID=team-a",
+                           "--prometheus-token-file=" + token, "--prometheus-verb=POST"});
+  std::ostringstream out, err;
+  EXPECT_EQ(runExplain(args, out, err), 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find("PromQL: nvidia_gpu_duty_cycle{namespace_name=\"default\","
+                           "pod_name=\"a\"}"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\"value\": \"37\""), std::string::npos) << out.str();
+  const auto calls = prometheus.requests();
+  ASSERT_FALSE(calls.empty());
+  bool queried = false;
+  for (const auto& call : calls) {
+    EXPECT_EQ(call.header("x-scope-orgid"), "team-a") << call.target;
+    EXPECT_EQ(call.header("authorization"), "Bearer s3cret") << call.target;
+    if (call.path() == "/api/v1/query") {
+      queried = true;
+      EXPECT_EQ(call.method, "POST");  // --prometheus-verb
+    }
+  }
+  EXPECT_TRUE(queried);
+
+  // Without the token the same Prometheus refuses discovery, and explain says so.
+  std::vector<std::string> no_token = request;
+  no_token.insert(no_token.end(), {"--prometheus-header", "X-Scope-OrgID=team-a"});
+  std::ostringstream refused_out, refused_err;
+  EXPECT_EQ(runExplain(no_token, refused_out, refused_err), 2) << refused_out.str();
+  EXPECT_NE(refused_out.str().find("failed"), std::string::npos) << refused_out.str();
 }
 
 }  // namespace
