@@ -357,6 +357,18 @@ std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterCo
   return rule_set;
 }
 
+std::optional<OfflineRules> loadOffline(const std::string& config_file, std::ostream& err) {
+  try {
+    OfflineRules loaded;
+    loaded.config = config::loadConfigFile(config_file);
+    loaded.rule_set = compileOffline(loaded.config, &loaded.warnings);
+    return loaded;
+  } catch (const config::ConfigError& e) {
+    err << "invalid configuration: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
 CheckConfigOptions parseCheckConfigFlags(std::span<const std::string> args) {
   CheckConfigOptions options;
   std::vector<std::string> positional;
@@ -384,16 +396,11 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
     return 1;
   }
 
-  config::AdapterConfig config;
-  std::shared_ptr<const discovery::RuleSet> rule_set;
-  std::vector<std::string> warnings;
-  try {
-    config = config::loadConfigFile(options.config_file);
-    rule_set = compileOffline(config, &warnings);
-  } catch (const config::ConfigError& e) {
-    err << "invalid configuration: " << e.what() << "\n";
-    return 1;
-  }
+  std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
+  if (!loaded) return 1;
+  const config::AdapterConfig& config = loaded->config;
+  const std::shared_ptr<const discovery::RuleSet>& rule_set = loaded->rule_set;
+  std::vector<std::string>& warnings = loaded->warnings;
   out << options.config_file << ": valid: " << config.rules.size() << " rules, "
       << config.external_rules.size() << " externalRules\n";
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/registry.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
@@ -90,6 +92,17 @@ DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
 // Compiles the config's rules against the built-in REST mapping. Throws config::ConfigError.
 std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterConfig& config,
                                                          std::vector<std::string>* warnings);
+
+// A config file loaded and compiled as compileOffline does.
+struct OfflineRules {
+  config::AdapterConfig config;
+  std::shared_ptr<const discovery::RuleSet> rule_set;
+  std::vector<std::string> warnings;
+};
+
+// Loads and compiles `config_file`; nullopt after printing "invalid configuration: ..." to
+// `err`.
+std::optional<OfflineRules> loadOffline(const std::string& config_file, std::ostream& err);
 
 // The words of `check-config` as the command reads them (the config FILE, --series-file, and
 // the server's Prometheus client flags and --metrics-max-age). Throws app::FlagError.

@@ -411,16 +411,8 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "explain: " << e.what() << "\n" << kUsage << toolFlagsUsage(ownFlags(nullptr));
     return 1;
   }
-  config::AdapterConfig config;
-  std::shared_ptr<const discovery::RuleSet> rule_set;
-  std::vector<std::string> warnings;
-  try {
-    config = config::loadConfigFile(options.config_file);
-    rule_set = compileOffline(config, &warnings);
-  } catch (const config::ConfigError& e) {
-    err << "invalid configuration: " << e.what() << "\n";
-    return 1;
-  }
+  const std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
+  if (!loaded) return 1;
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
   try {
     prometheus = std::make_shared<prometheus::PrometheusClient>(options.shared.prometheus);
@@ -428,11 +420,11 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "explain: " << e.what() << "\n";
     return 1;
   }
-  out << "config: " << options.config_file << " (" << config.rules.size() << " rules, "
-      << config.external_rules.size() << " externalRules)\n";
-  for (const auto& warning : warnings) out << "warning: " << warning << "\n";
+  out << "config: " << options.config_file << " (" << loaded->config.rules.size() << " rules, "
+      << loaded->config.external_rules.size() << " externalRules)\n";
+  for (const auto& warning : loaded->warnings) out << "warning: " << warning << "\n";
 
-  const DiscoveryRun run = relistOnce(rule_set, prometheus, options.shared.relist);
+  const DiscoveryRun run = relistOnce(loaded->rule_set, prometheus, options.shared.relist);
   out << "relist: " << run.series.size() + run.errors.size() << " series queries";
   if (!run.errors.empty()) out << ", " << run.errors.size() << " failed";
   out << "; serving " << run.snapshot->customMetrics().size() << " custom and "
