@@ -50,11 +50,11 @@ void checkPrometheus(const AdapterOptions& options, Findings& found) {
 }
 
 // Loads the kubeconfig a flag names and builds the client the server would build from it.
-void checkKubeconfig(const char* flag, const std::string& path, Findings& found) {
+void checkKubeconfig(const std::string& flag, const std::string& path, Findings& found) {
   try {
     kube::KubeClient client(kube::loadKubeconfig(path));
   } catch (const std::exception& e) {
-    found.problems.push_back(std::string("--") + flag + ": " + e.what());
+    found.problems.push_back("--" + flag + ": " + e.what());
   }
 }
 
@@ -62,12 +62,10 @@ void checkKubeconfig(const char* flag, const std::string& path, Findings& found)
 // SubjectAccessReview, resolved in the server's order.
 void checkKubernetes(const AdapterOptions& options, Findings& found) {
   std::string lister = "none (wildcard requests with a labelSelector would answer 503)";
-  if (!options.lister_kubeconfig.empty()) {
-    checkKubeconfig("lister-kubeconfig", options.lister_kubeconfig, found);
-    lister = options.lister_kubeconfig;
-  } else if (!options.kubeconfig.empty()) {
-    checkKubeconfig("kubeconfig", options.kubeconfig, found);
-    lister = options.kubeconfig;
+  const KubeconfigChoice chosen = listerKubeconfig(options);
+  if (!chosen.path.empty()) {
+    checkKubeconfig(chosen.flag, chosen.path, found);
+    lister = chosen.path;
   } else if (auto in_cluster = kube::inClusterOptions()) {
     try {
       kube::KubeClient client(*in_cluster);

@@ -409,6 +409,14 @@ void appendUsage(std::string& text, const std::string& name, bool boolean,
 
 }  // namespace
 
+KubeconfigChoice listerKubeconfig(const AdapterOptions& options) {
+  if (!options.lister_kubeconfig.empty()) {
+    return {.flag = "lister-kubeconfig", .path = options.lister_kubeconfig};
+  }
+  if (!options.kubeconfig.empty()) return {.flag = "kubeconfig", .path = options.kubeconfig};
+  return {};
+}
+
 bool parseBoolFlag(const std::string& name, const std::string& value) {
   return parseBool(name, value);
 }

@@ -63,6 +63,15 @@ struct AdapterOptions {
   bool dry_run = false;  // --dry-run: check flags, config and files, then exit (app/dry_run.h)
 };
 
+// The kubeconfig the flags choose for listing objects and API discovery: --lister-kubeconfig,
+// else --kubeconfig. Both empty when neither is given: then the in-cluster service account is
+// used when there is one, else no Kubernetes API.
+struct KubeconfigChoice {
+  std::string flag;  // "lister-kubeconfig" or "kubeconfig"
+  std::string path;
+};
+KubeconfigChoice listerKubeconfig(const AdapterOptions& options);
+
 // A command-line problem; what() names the flag.
 class FlagError : public std::invalid_argument {
  public:

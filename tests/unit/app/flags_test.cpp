@@ -285,5 +285,24 @@ TEST(ToolFlagsTest, ToolUsageListsTheSharedFlags) {
   EXPECT_EQ(text.find("--secure-port"), std::string::npos);
 }
 
+TEST(FlagsTest, ListerKubeconfigIsListerThenKubeconfigThenNone) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string flag;
+    std::string path;
+  };
+  const Case cases[] = {
+      {{"--config=c"}, "", ""},
+      {{"--config=c", "--kubeconfig=/k"}, "kubeconfig", "/k"},
+      {{"--config=c", "--lister-kubeconfig=/l"}, "lister-kubeconfig", "/l"},
+      {{"--config=c", "--kubeconfig=/k", "--lister-kubeconfig=/l"}, "lister-kubeconfig", "/l"},
+  };
+  for (const auto& c : cases) {
+    const KubeconfigChoice chosen = listerKubeconfig(parse(c.args));
+    EXPECT_EQ(chosen.flag, c.flag) << c.args.back();
+    EXPECT_EQ(chosen.path, c.path) << c.args.back();
+  }
+}
+
 }  // namespace
 }  // namespace metrics_adapter::app
