@@ -327,5 +327,32 @@ TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
   EXPECT_NE(refused_out.str().find("failed"), std::string::npos) << refused_out.str();
 }
 
+// Before, the namespace's own metric was explained as GET .../namespaces/default/<metric>, a path
+// the server answers 400; the server routes .../namespaces/default/metrics/<metric>.
+TEST(ExplainRequestTest, TheNamespacesOwnMetricIsTheRouteTheServerServes) {
+  GuardedPrometheus prometheus;
+  net::testing::TempDir dir;
+  const std::vector<std::string> args = {"--config",
+                                         dir.write("gpu.yaml", kAlibabaRules),
+                                         "--prometheus-url",
+                                         prometheus.url(),
+                                         "--prometheus-token-file",
+                                         dir.write("token", GuardedPrometheus::kToken),
+                                         "--prometheus-header=X-Scope-OrgID=team-a",
+                                         "--metric",
+                                         "duty_cycle_current",
+                                         "--resource",
+                                         "namespaces",
+                                         "--namespace",
+                                         "default"};
+  std::ostringstream out, err;
+  EXPECT_EQ(runExplain(args, out, err), 0) << out.str() << err.str();
+  EXPECT_NE(out.str().find("request: GET /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/"
+                           "metrics/duty_cycle_current\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\"kind\": \"Namespace\""), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace metrics_adapter::app
