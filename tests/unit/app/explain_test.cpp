@@ -287,6 +287,19 @@ class GuardedPrometheus {
   net::testing::FakeHttpServer server_;
 };
 
+struct Explained {
+  int code = -1;
+  std::string out;  // stdout and stderr together, for failure messages
+
+  bool has(const std::string& text) const { return out.find(text) != std::string::npos; }
+};
+
+Explained explain(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = runExplain(args, out, err);
+  return {code, out.str() + err.str()};
+}
+
 TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
   GuardedPrometheus prometheus;
   net::testing::TempDir dir;
@@ -299,13 +312,12 @@ TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
   std::vector<std::string> args = request;
   args.insert(args.end(), {"--prometheus-header", "X-Scope-OrgID=team-a",
                            "--prometheus-token-file=" + token, "--prometheus-verb=POST"});
-  std::ostringstream out, err;
-  EXPECT_EQ(runExplain(args, out, err), 0) << out.str() << err.str();
-  EXPECT_NE(out.str().find("PromQL: nvidia_gpu_duty_cycle{namespace_name=\"default\","
-                           "pod_name=\"a\"}"),
-            std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("\"value\": \"37\""), std::string::npos) << out.str();
+  const Explained allowed = explain(args);
+  EXPECT_EQ(allowed.code, 0) << allowed.out;
+  EXPECT_TRUE(
+      allowed.has("PromQL: nvidia_gpu_duty_cycle{namespace_name=\"default\",pod_name=\"a\"}"))
+      << allowed.out;
+  EXPECT_TRUE(allowed.has("\"value\": \"37\"")) << allowed.out;
   const auto calls = prometheus.requests();
   ASSERT_FALSE(calls.empty());
   bool queried = false;
@@ -322,9 +334,9 @@ TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
   // Without the token the same Prometheus refuses discovery, and explain says so.
   std::vector<std::string> no_token = request;
   no_token.insert(no_token.end(), {"--prometheus-header", "X-Scope-OrgID=team-a"});
-  std::ostringstream refused_out, refused_err;
-  EXPECT_EQ(runExplain(no_token, refused_out, refused_err), 2) << refused_out.str();
-  EXPECT_NE(refused_out.str().find("failed"), std::string::npos) << refused_out.str();
+  const Explained refused = explain(no_token);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_TRUE(refused.has("failed")) << refused.out;
 }
 
 // Before, the namespace's own metric was explained as GET .../namespaces/default/<metric>, a path
@@ -332,26 +344,21 @@ TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
 TEST(ExplainRequestTest, TheNamespacesOwnMetricIsTheRouteTheServerServes) {
   GuardedPrometheus prometheus;
   net::testing::TempDir dir;
-  const std::vector<std::string> args = {"--config",
-                                         dir.write("gpu.yaml", kAlibabaRules),
-                                         "--prometheus-url",
-                                         prometheus.url(),
-                                         "--prometheus-token-file",
-                                         dir.write("token", GuardedPrometheus::kToken),
-                                         "--prometheus-header=X-Scope-OrgID=team-a",
-                                         "--metric",
-                                         "duty_cycle_current",
-                                         "--resource",
-                                         "namespaces",
-                                         "--namespace",
-                                         "default"};
-  std::ostringstream out, err;
-  EXPECT_EQ(runExplain(args, out, err), 0) << out.str() << err.str();
-  EXPECT_NE(out.str().find("request: GET /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/"
-                           "metrics/duty_cycle_current\n"),
-            std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("\"kind\": \"Namespace\""), std::string::npos) << out.str();
+  const std::vector<std::string> args = {
+      "--config=" + dir.write("gpu.yaml", kAlibabaRules),
+      "--prometheus-url=" + prometheus.url(),
+      "--prometheus-token-file=" + dir.write("token", GuardedPrometheus::kToken),
+      "--prometheus-header=X-Scope-OrgID=team-a",
+      "--metric=duty_cycle_current",
+      "--resource=namespaces",
+      "--namespace=default"};
+  const Explained result = explain(args);
+  EXPECT_EQ(result.code, 0) << result.out;
+  EXPECT_TRUE(
+      result.has("request: GET /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/metrics/"
+                 "duty_cycle_current\n"))
+      << result.out;
+  EXPECT_TRUE(result.has("\"kind\": \"Namespace\"")) << result.out;
 }
 
 }  // namespace
