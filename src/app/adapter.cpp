@@ -45,14 +45,9 @@ sigset_t blockHandledSignals() {
 
 // --lister-kubeconfig, else --kubeconfig, else in-cluster credentials, else none.
 std::shared_ptr<kube::KubeApi> makeKubeClient(const AdapterOptions& options) {
-  std::optional<kube::KubeClientOptions> client_options;
-  if (!options.lister_kubeconfig.empty()) {
-    client_options = kube::loadKubeconfig(options.lister_kubeconfig);
-  } else if (!options.kubeconfig.empty()) {
-    client_options = kube::loadKubeconfig(options.kubeconfig);
-  } else {
-    client_options = kube::inClusterOptions();
-  }
+  const KubeconfigChoice chosen = listerKubeconfig(options);
+  const std::optional<kube::KubeClientOptions> client_options =
+      chosen.path.empty() ? kube::inClusterOptions() : kube::loadKubeconfig(chosen.path);
   if (!client_options) {
     spdlog::warn(
         "no Kubernetes API configured (no --lister-kubeconfig/--kubeconfig, not in a cluster): "

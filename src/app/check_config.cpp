@@ -10,15 +10,12 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "discovery/findings_builder.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 
 namespace metrics_adapter::app {
 namespace {
-
-constexpr std::chrono::milliseconds kSeriesTimeout{std::chrono::seconds(30)};
 
 bool isNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
@@ -196,6 +193,41 @@ void addToCatalog(SeriesCatalog& catalog, std::string_view name,
   for (std::string_view label : labels) entry->second.emplace(label);
 }
 
+// Forwards to the Prometheus the relist calls, keeping what each series call returned.
+class RecordingPrometheus : public prometheus::PrometheusApi {
+ public:
+  explicit RecordingPrometheus(std::shared_ptr<prometheus::PrometheusApi> inner)
+      : inner_(std::move(inner)) {}
+
+  prometheus::QueryResult query(const std::string& promql, prometheus::Clock::time_point at,
+                                std::chrono::milliseconds timeout) override {
+    return inner_->query(promql, at, timeout);
+  }
+
+  void series(const std::string& selector, prometheus::Clock::time_point start,
+              std::chrono::milliseconds timeout,
+              const prometheus::SeriesVisitor& visitor) override {
+    SeriesCatalog catalog;
+    inner_->series(selector, start, timeout,
+                   [&](std::string_view name, const std::vector<std::string_view>& labels) {
+                     addToCatalog(catalog, name, labels);
+                     visitor(name, labels);
+                   });
+    std::lock_guard lock(mutex_);
+    recorded_[selector] = std::move(catalog);  // only answers that completed
+  }
+
+  std::map<std::string, SeriesCatalog> recorded() {
+    std::lock_guard lock(mutex_);
+    return recorded_;
+  }
+
+ private:
+  std::shared_ptr<prometheus::PrometheusApi> inner_;
+  std::mutex mutex_;
+  std::map<std::string, SeriesCatalog> recorded_;
+};
+
 // "pods/duty_cycle_current" per resource for custom rules, the name for external ones.
 std::vector<std::string> exposedNames(const discovery::CompiledRule& rule,
                                       const discovery::RuleFindings& findings) {
@@ -211,6 +243,14 @@ std::vector<std::string> exposedNames(const discovery::CompiledRule& rule,
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// check-config's own flags, writing into `options` (nullptr: only for the usage text).
+std::map<std::string, ToolFlag> ownFlags(CheckConfigOptions* options) {
+  return {{"series-file",
+           {.help = "a series file (series lines or /api/v1/series JSON) to discover from "
+                    "instead of Prometheus",
+            .apply = [options](const std::string& v) { options->series_file = v; }}}};
 }
 
 }  // namespace
@@ -258,76 +298,54 @@ bool selectorMatches(const SeriesSelector& selector, const SeriesLine& series) {
   return true;
 }
 
-std::map<std::string, SeriesCatalog> fetchSeries(prometheus::PrometheusApi& prometheus,
-                                                 const discovery::RuleSet& rule_set,
-                                                 std::chrono::milliseconds max_age,
-                                                 std::map<std::string, std::string>* errors) {
-  std::map<std::string, SeriesCatalog> result;
-  const auto start = prometheus::Clock::now() - max_age;
-  for (const auto& rule : rule_set.rules) {
-    const std::string& query = rule->source.series_query;
-    if (result.count(query) || errors->count(query)) continue;
-    SeriesCatalog catalog;
-    try {
-      prometheus.series(query, start, kSeriesTimeout,
-                        [&](std::string_view name, const std::vector<std::string_view>& labels) {
-                          addToCatalog(catalog, name, labels);
-                        });
-      result.emplace(query, std::move(catalog));
-    } catch (const std::exception& e) {
-      (*errors)[query] = e.what();
-    }
-  }
-  return result;
+SeriesFilePrometheus::SeriesFilePrometheus(std::vector<SeriesLine> lines)
+    : lines_(std::move(lines)) {}
+
+prometheus::QueryResult SeriesFilePrometheus::query(const std::string&,
+                                                    prometheus::Clock::time_point,
+                                                    std::chrono::milliseconds) {
+  throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                    "a series file has no samples");
 }
 
-std::map<std::string, SeriesCatalog> selectSeries(const discovery::RuleSet& rule_set,
-                                                  const std::vector<SeriesLine>& lines,
-                                                  std::vector<std::string>* warnings) {
-  std::map<std::string, SeriesCatalog> result;
-  for (const auto& rule : rule_set.rules) {
-    const std::string& query = rule->source.series_query;
-    if (result.count(query)) continue;
-    std::optional<SeriesSelector> selector;
-    try {
-      selector = parseSeriesSelector(query);
-    } catch (const std::invalid_argument& e) {
-      warnings->push_back(rule->id + ".seriesQuery \"" + query + "\" is not a single selector (" +
-                          e.what() + "): every series of the file is used for it");
-    }
-    SeriesCatalog& catalog = result[query];
-    for (const auto& line : lines) {
-      if (selector && !selectorMatches(*selector, line)) continue;
-      std::vector<std::string_view> labels;
-      for (const auto& [label, value] : line.labels) labels.push_back(label);
-      addToCatalog(catalog, line.name, labels);
-    }
+void SeriesFilePrometheus::series(const std::string& selector_text, prometheus::Clock::time_point,
+                                  std::chrono::milliseconds,
+                                  const prometheus::SeriesVisitor& visitor) {
+  std::optional<SeriesSelector> selector;
+  try {
+    selector = parseSeriesSelector(selector_text);
+  } catch (const std::invalid_argument& e) {
+    std::lock_guard lock(mutex_);
+    unselectable_[selector_text] = e.what();
   }
-  return result;
+  std::vector<std::string_view> labels;
+  for (const auto& line : lines_) {
+    if (selector && !selectorMatches(*selector, line)) continue;
+    labels.clear();
+    for (const auto& [label, value] : line.labels) labels.push_back(label);
+    visitor(line.name, labels);
+  }
 }
 
-DiscoveryRun discover(std::shared_ptr<const discovery::RuleSet> rule_set,
-                      std::map<std::string, SeriesCatalog> series,
-                      std::map<std::string, std::string> errors) {
+std::map<std::string, std::string> SeriesFilePrometheus::unselectable() const {
+  std::lock_guard lock(mutex_);
+  return unselectable_;
+}
+
+DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
+                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                        const discovery::RelistOptions& options) {
+  auto recording = std::make_shared<RecordingPrometheus>(std::move(prometheus));
+  discovery::Relister relister(rule_set, recording, options);
+  relister.relistOnce();
   DiscoveryRun run;
   run.rule_set = std::move(rule_set);
-  run.series = std::move(series);
-  run.errors = std::move(errors);
-  for (const auto& rule : run.rule_set->rules) {
-    auto catalog = run.series.find(rule->source.series_query);
-    if (catalog == run.series.end()) {
-      run.findings.push_back(nullptr);
-      continue;
-    }
-    discovery::FindingsBuilder builder(*rule);
-    std::vector<std::string_view> labels;
-    for (const auto& [name, label_names] : catalog->second) {
-      labels.assign(label_names.begin(), label_names.end());
-      builder.add(name, labels);
-    }
-    run.findings.push_back(builder.finish());
+  run.series = recording->recorded();
+  for (auto& [query, error] : relister.lastErrors()) {
+    if (!error.empty()) run.errors.emplace(query, std::move(error));
   }
-  run.snapshot = std::make_shared<const discovery::RegistrySnapshot>(run.rule_set, run.findings);
+  run.findings = relister.findings();
+  run.snapshot = relister.snapshot();
   return run;
 }
 
@@ -339,130 +357,94 @@ std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterCo
   return rule_set;
 }
 
-std::vector<std::pair<std::string, std::string>> splitFlags(std::span<const std::string> args,
-                                                            const std::set<std::string>& switches) {
-  std::vector<std::pair<std::string, std::string>> result;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& word = args[i];
-    if (word.size() < 2 || word[0] != '-') {
-      result.emplace_back("", word);
-      continue;
-    }
-    std::string name = word.substr(word[1] == '-' ? 2 : 1);
-    std::optional<std::string> value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (switches.count(name)) {
-      if (value && *value != "true" && *value != "false") {
-        throw FlagError("--" + name + ": expected true or false, got \"" + *value + "\"");
-      }
-      result.emplace_back(name, value.value_or("true"));
-      continue;
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) throw FlagError("--" + name + ": missing value");
-      value = args[++i];
-    }
-    result.emplace_back(name, *value);
+std::optional<OfflineRules> loadOffline(const std::string& config_file, std::ostream& err) {
+  try {
+    OfflineRules loaded;
+    loaded.config = config::loadConfigFile(config_file);
+    loaded.rule_set = compileOffline(loaded.config, &loaded.warnings);
+    return loaded;
+  } catch (const config::ConfigError& e) {
+    err << "invalid configuration: " << e.what() << "\n";
+    return std::nullopt;
   }
-  return result;
 }
 
-bool applyPrometheusFlag(const std::string& name, const std::string& value,
-                         prometheus::PrometheusClientOptions& options) {
-  if (name == "prometheus-url") {
-    options.url = value;
-  } else if (name == "prometheus-token-file") {
-    options.token_file = value;
-  } else if (name == "prometheus-ca-file") {
-    options.ca_file = value;
-  } else if (name == "prometheus-header") {
-    const auto eq = value.find('=');
-    if (eq == 0 || eq == std::string::npos) {
-      throw FlagError("--prometheus-header: expected name=value, got \"" + value + "\"");
-    }
-    options.headers.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-  } else {
-    return false;
+CheckConfigOptions parseCheckConfigFlags(std::span<const std::string> args) {
+  CheckConfigOptions options;
+  std::vector<std::string> positional;
+  const std::vector<std::string> read =
+      parseToolFlags(args, ownFlags(&options), options.shared, &positional);
+  // Only --prometheus-url says where Prometheus is: the other client flags alone call nothing.
+  options.use_prometheus = std::find(read.begin(), read.end(), "prometheus-url") != read.end();
+  if (positional.empty()) throw FlagError("missing the config FILE");
+  if (positional.size() > 1) throw FlagError("unexpected argument \"" + positional[1] + "\"");
+  options.config_file = positional[0];
+  if (options.use_prometheus && !options.series_file.empty()) {
+    throw FlagError("give --series-file or --prometheus-url, not both");
   }
-  return true;
+  return options;
 }
 
 int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
-  std::string config_file;
-  std::string series_file;
-  prometheus::PrometheusClientOptions prometheus_options;
-  bool use_prometheus = false;
-  std::chrono::milliseconds max_age{std::chrono::minutes(2)};
+  CheckConfigOptions options;
   try {
-    for (const auto& [name, value] : splitFlags(args, {})) {
-      if (name.empty() && config_file.empty()) {
-        config_file = value;
-      } else if (name == "series-file") {
-        series_file = value;
-      } else if (name == "metrics-max-age") {
-        max_age = parseGoDuration(value);
-      } else if (!name.empty() && applyPrometheusFlag(name, value, prometheus_options)) {
-        use_prometheus = use_prometheus || name == "prometheus-url";
-      } else {
-        throw FlagError(name.empty() ? "unexpected argument \"" + value + "\""
-                                     : "unknown flag --" + name);
-      }
-    }
-    if (config_file.empty()) throw FlagError("missing the config FILE");
-    if (use_prometheus && !series_file.empty()) {
-      throw FlagError("give --series-file or --prometheus-url, not both");
-    }
+    options = parseCheckConfigFlags(args);
   } catch (const FlagError& e) {
     err << "check-config: " << e.what()
-        << "\nusage: metrics-adapter check-config FILE [--series-file F | --prometheus-url URL]\n";
+        << "\nusage: metrics-adapter check-config FILE [--series-file F | --prometheus-url URL]\n"
+        << toolFlagsUsage(ownFlags(nullptr));
     return 1;
   }
 
-  config::AdapterConfig config;
-  std::shared_ptr<const discovery::RuleSet> rule_set;
-  std::vector<std::string> warnings;
-  try {
-    config = config::loadConfigFile(config_file);
-    rule_set = compileOffline(config, &warnings);
-  } catch (const config::ConfigError& e) {
-    err << "invalid configuration: " << e.what() << "\n";
-    return 1;
-  }
-  out << config_file << ": valid: " << config.rules.size() << " rules, "
+  std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
+  if (!loaded) return 1;
+  const config::AdapterConfig& config = loaded->config;
+  const std::shared_ptr<const discovery::RuleSet>& rule_set = loaded->rule_set;
+  std::vector<std::string>& warnings = loaded->warnings;
+  out << options.config_file << ": valid: " << config.rules.size() << " rules, "
       << config.external_rules.size() << " externalRules\n";
 
-  std::map<std::string, SeriesCatalog> series;
-  std::map<std::string, std::string> errors;
-  if (!series_file.empty()) {
-    std::ifstream in(series_file);
+  std::shared_ptr<SeriesFilePrometheus> series_file;
+  std::shared_ptr<prometheus::PrometheusApi> prometheus;
+  if (!options.series_file.empty()) {
+    std::ifstream in(options.series_file);
     if (!in) {
-      err << "check-config: cannot read the series file " << series_file << "\n";
+      err << "check-config: cannot read the series file " << options.series_file << "\n";
       return 1;
     }
     std::stringstream text;
     text << in.rdbuf();
     try {
-      series = selectSeries(*rule_set, parseSeriesFile(text.str()), &warnings);
+      series_file = std::make_shared<SeriesFilePrometheus>(parseSeriesFile(text.str()));
+      prometheus = series_file;
     } catch (const std::invalid_argument& e) {
-      err << "check-config: " << series_file << ": " << e.what() << "\n";
+      err << "check-config: " << options.series_file << ": " << e.what() << "\n";
       return 1;
     }
-  } else if (use_prometheus) {
+  } else if (options.use_prometheus) {
     try {
-      prometheus::PrometheusClient client(prometheus_options);
-      series = fetchSeries(client, *rule_set, max_age, &errors);
+      prometheus = std::make_shared<prometheus::PrometheusClient>(options.shared.prometheus);
     } catch (const std::invalid_argument& e) {
       err << "check-config: " << e.what() << "\n";
       return 1;
     }
   }
+  std::optional<DiscoveryRun> relisted;
+  if (prometheus) relisted = relistOnce(rule_set, prometheus, options.shared.relist);
+  if (series_file) {
+    const auto unselectable = series_file->unselectable();
+    for (const auto& rule : rule_set->rules) {
+      const std::string& query = rule->source.series_query;
+      if (auto why = unselectable.find(query); why != unselectable.end()) {
+        warnings.push_back(rule->id + ".seriesQuery \"" + query + "\" is not a single selector (" +
+                           why->second + "): every series of the file is used for it");
+      }
+    }
+  }
   for (const auto& warning : warnings) out << "warning: " << warning << "\n";
-  if (series_file.empty() && !use_prometheus) return 0;
+  if (!relisted) return 0;
 
-  const DiscoveryRun run = discover(rule_set, std::move(series), std::move(errors));
+  const DiscoveryRun& run = *relisted;
   for (std::size_t i = 0; i < run.rule_set->rules.size(); ++i) {
     const auto& rule = *run.rule_set->rules[i];
     const auto& query = rule.source.series_query;

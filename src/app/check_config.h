@@ -4,14 +4,18 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/registry.h"
+#include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
 #include "metrics_adapter/promql/label_matchers.h"
@@ -46,47 +50,69 @@ SeriesSelector parseSeriesSelector(std::string_view text);
 // is "", regexes are fully anchored.
 bool selectorMatches(const SeriesSelector& selector, const SeriesLine& series);
 
-// What discovery found for a rule set, with the raw series kept for diagnosis.
+// Stands in for Prometheus with the series of a series file, so the server's relist runs on
+// them: series() answers the lines a seriesQuery selects (selectorMatches). A seriesQuery that
+// is not a single selector selects every line and is listed in unselectable(). query() fails
+// (kUnreachable): a file has no samples. Thread-safe.
+class SeriesFilePrometheus : public prometheus::PrometheusApi {
+ public:
+  explicit SeriesFilePrometheus(std::vector<SeriesLine> lines);
+
+  prometheus::QueryResult query(const std::string& promql, prometheus::Clock::time_point at,
+                                std::chrono::milliseconds timeout) override;
+  void series(const std::string& selector, prometheus::Clock::time_point start,
+              std::chrono::milliseconds timeout, const prometheus::SeriesVisitor& visitor) override;
+
+  // seriesQuery -> why it is not a single selector, for those series() was asked.
+  std::map<std::string, std::string> unselectable() const;
+
+ private:
+  const std::vector<SeriesLine> lines_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> unselectable_;
+};
+
+// What one relist of the server's discovery::Relister found for a rule set, with the series
+// each seriesQuery returned kept for diagnosis.
 struct DiscoveryRun {
   std::shared_ptr<const discovery::RuleSet> rule_set;
-  std::map<std::string, SeriesCatalog> series;  // per seriesQuery
+  std::map<std::string, SeriesCatalog> series;  // per seriesQuery that succeeded
   std::map<std::string, std::string> errors;    // per seriesQuery that failed
   std::vector<std::shared_ptr<const discovery::RuleFindings>> findings;  // per rule
   std::shared_ptr<const discovery::RegistrySnapshot> snapshot;
 };
 
-// One /api/v1/series call per distinct seriesQuery (as the relister does), looking back
-// `max_age`; a failing call is recorded in `errors` and its rules find nothing.
-std::map<std::string, SeriesCatalog> fetchSeries(prometheus::PrometheusApi& prometheus,
-                                                 const discovery::RuleSet& rule_set,
-                                                 std::chrono::milliseconds max_age,
-                                                 std::map<std::string, std::string>* errors);
-
-// Per seriesQuery, the series of `lines` it selects. A seriesQuery that is not a single
-// selector selects every line, with a note in `warnings`.
-std::map<std::string, SeriesCatalog> selectSeries(const discovery::RuleSet& rule_set,
-                                                  const std::vector<SeriesLine>& lines,
-                                                  std::vector<std::string>* warnings);
-
-// Folds the series into per-rule findings and a registry snapshot, as a relist does.
-DiscoveryRun discover(std::shared_ptr<const discovery::RuleSet> rule_set,
-                      std::map<std::string, SeriesCatalog> series,
-                      std::map<std::string, std::string> errors);
+// Runs one relist of `rule_set` against `prometheus` with the server's discovery::Relister
+// (one /api/v1/series call per distinct seriesQuery, looking back options.max_age, within
+// options.series_timeout). A failing call is recorded in `errors` and its rules find nothing.
+DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
+                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                        const discovery::RelistOptions& options);
 
 // Compiles the config's rules against the built-in REST mapping. Throws config::ConfigError.
 std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterConfig& config,
                                                          std::vector<std::string>* warnings);
 
-// The words of a subcommand as (flag name, value) pairs: `--name=value`, `--name value`,
-// `-name=value`; names in `switches` take no value ("true"). Positional words come back with an
-// empty name. Throws app::FlagError.
-std::vector<std::pair<std::string, std::string>> splitFlags(std::span<const std::string> args,
-                                                            const std::set<std::string>& switches);
+// A config file loaded and compiled as compileOffline does.
+struct OfflineRules {
+  config::AdapterConfig config;
+  std::shared_ptr<const discovery::RuleSet> rule_set;
+  std::vector<std::string> warnings;
+};
 
-// Applies --prometheus-url, --prometheus-token-file, --prometheus-header, --prometheus-ca-file;
-// false when `name` is none of them. Throws app::FlagError for a malformed header.
-bool applyPrometheusFlag(const std::string& name, const std::string& value,
-                         prometheus::PrometheusClientOptions& options);
+// Loads and compiles `config_file`; nullopt after printing "invalid configuration: ..." to
+// `err`.
+std::optional<OfflineRules> loadOffline(const std::string& config_file, std::ostream& err);
+
+// The words of `check-config` as the command reads them (the config FILE, --series-file, and
+// the server's Prometheus client flags and --metrics-max-age). Throws app::FlagError.
+struct CheckConfigOptions {
+  std::string config_file;
+  std::string series_file;
+  bool use_prometheus = false;  // --prometheus-url given
+  AdapterOptions shared;        // what parseToolFlags reads: prometheus, query_timeout, relist
+};
+CheckConfigOptions parseCheckConfigFlags(std::span<const std::string> args);
 
 // `metrics-adapter check-config FILE [--series-file F | --prometheus-url URL]`; `args` are
 // the words after "check-config". Returns the exit code: 0 valid, 1 invalid config or flags.

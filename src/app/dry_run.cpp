@@ -1,24 +1,19 @@
 #include "app/dry_run.h"
 
-#include <openssl/asn1.h>
-
 #include <boost/asio/ip/address.hpp>
-#include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "app/check_config.h"
-#include "auth/x509_verifier.h"
+#include "metrics_adapter/auth/authenticator.h"
 #include "metrics_adapter/config/config.h"
+#include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/kube/kube_client.h"
+#include "metrics_adapter/kube/rest_mapper.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
-#include "server/certificate.h"
-#include "server/tls_context.h"
-#include "server/tls_policy.h"
+#include "metrics_adapter/server/https_server.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -34,7 +29,8 @@ void checkConfig(const AdapterOptions& options, Findings& found) {
   try {
     const config::AdapterConfig config = config::loadConfigFile(options.config_file);
     std::vector<std::string> warnings;
-    compileOffline(config, &warnings);
+    // As the server compiles them when the Kubernetes API cannot be asked for its resources.
+    discovery::compileRules(config, kube::RestMapper::builtin(), &warnings);
     for (auto& warning : warnings) found.warnings.push_back(std::move(warning));
     found.notes.push_back("config " + options.config_file + " (" +
                           std::to_string(config.rules.size()) + " rules, " +
@@ -54,11 +50,11 @@ void checkPrometheus(const AdapterOptions& options, Findings& found) {
 }
 
 // Loads the kubeconfig a flag names and builds the client the server would build from it.
-void checkKubeconfig(const char* flag, const std::string& path, Findings& found) {
+void checkKubeconfig(const std::string& flag, const std::string& path, Findings& found) {
   try {
     kube::KubeClient client(kube::loadKubeconfig(path));
   } catch (const std::exception& e) {
-    found.problems.push_back(std::string("--") + flag + ": " + e.what());
+    found.problems.push_back("--" + flag + ": " + e.what());
   }
 }
 
@@ -66,12 +62,10 @@ void checkKubeconfig(const char* flag, const std::string& path, Findings& found)
 // SubjectAccessReview, resolved in the server's order.
 void checkKubernetes(const AdapterOptions& options, Findings& found) {
   std::string lister = "none (wildcard requests with a labelSelector would answer 503)";
-  if (!options.lister_kubeconfig.empty()) {
-    checkKubeconfig("lister-kubeconfig", options.lister_kubeconfig, found);
-    lister = options.lister_kubeconfig;
-  } else if (!options.kubeconfig.empty()) {
-    checkKubeconfig("kubeconfig", options.kubeconfig, found);
-    lister = options.kubeconfig;
+  const KubeconfigChoice chosen = listerKubeconfig(options);
+  if (!chosen.path.empty()) {
+    checkKubeconfig(chosen.flag, chosen.path, found);
+    lister = chosen.path;
   } else if (auto in_cluster = kube::inClusterOptions()) {
     try {
       kube::KubeClient client(*in_cluster);
@@ -106,20 +100,10 @@ void checkCaFile(const char* flag, const std::string& path, Findings& found) {
   std::stringstream pem;
   pem << file.rdbuf();
   try {
-    if (auth::parseCertificateBundle(pem.str()).empty()) {
-      found.problems.push_back(std::string("--") + flag + ": " + path + " holds no certificate");
-    }
+    auth::checkCaBundle(pem.str());
   } catch (const std::exception& e) {
     found.problems.push_back(std::string("--") + flag + ": " + path + ": " + e.what());
   }
-}
-
-std::string formatTime(const ASN1_TIME* time) {
-  std::tm tm{};
-  if (ASN1_TIME_to_tm(time, &tm) != 1) return "?";
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 void checkServing(const AdapterOptions& options, Findings& found) {
@@ -129,36 +113,24 @@ void checkServing(const AdapterOptions& options, Findings& found) {
   if (error)
     found.problems.push_back("--bind-address: \"" + serving.bind_address +
                              "\" is not an IP address");
-  server::TlsPolicy policy;
-  try {
-    policy = server::makeTlsPolicy(serving.tls_min_version, serving.tls_cipher_suites);
-  } catch (const std::invalid_argument& e) {
-    found.problems.emplace_back(e.what());
-    return;
-  }
   const std::string where = "HTTPS on " + serving.bind_address + ":" + std::to_string(serving.port);
   if (serving.tls_cert_file.empty() != serving.tls_key_file.empty()) {
     found.problems.emplace_back(
         "--tls-cert-file and --tls-private-key-file must be given together");
     return;
   }
-  if (serving.tls_cert_file.empty()) {
-    found.notes.push_back(where + " with a self-signed certificate in " + serving.cert_dir);
-    return;
-  }
   try {
-    // The pair and the context are made as for the server's first connection.
-    const server::CertificatePair pair =
-        server::loadCertificatePair(serving.tls_cert_file, serving.tls_key_file);
-    server::makeServerContext(policy, pair);
-    X509* leaf = pair.chain.front().get();
-    const std::string until = formatTime(X509_get0_notAfter(leaf));
-    if (!server::isCurrentlyValid(leaf)) {
-      found.warnings.push_back(serving.tls_cert_file + " is not valid now (valid from " +
-                               formatTime(X509_get0_notBefore(leaf)) + " until " + until + ")");
+    const auto certificate = server::checkServingCertificate(serving);
+    if (!certificate) {
+      found.notes.push_back(where + " with a self-signed certificate in " + serving.cert_dir);
+      return;
     }
-    found.notes.push_back(where + " with " + serving.tls_cert_file + " (valid until " + until +
-                          ")");
+    if (!certificate->valid_now) {
+      found.warnings.push_back(serving.tls_cert_file + " is not valid now (valid from " +
+                               certificate->not_before + " until " + certificate->not_after + ")");
+    }
+    found.notes.push_back(where + " with " + serving.tls_cert_file + " (valid until " +
+                          certificate->not_after + ")");
   } catch (const std::exception& e) {
     found.problems.emplace_back(e.what());
   }

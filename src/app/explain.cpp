@@ -9,8 +9,11 @@
 #include <tuple>
 
 #include "app/check_config.h"
+#include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/api/request_target.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
@@ -20,64 +23,46 @@ namespace {
 
 constexpr std::size_t kClosestNames = 5;
 constexpr std::size_t kListedSeries = 5;
-
-struct ExplainOptions {
-  std::string config_file;
-  prometheus::PrometheusClientOptions prometheus;
-  std::string metric;
-  std::string resource = "pods";
-  std::string namespace_name;
-  std::string name;
-  std::string selector;
-  std::string metric_selector;
-  bool external = false;
-  std::string version = "v1beta2";
-  std::chrono::milliseconds max_age{std::chrono::minutes(2)};
-};
+// What the router answers for a path no route matches.
+const api::ApiError kNoRoute =
+    api::ApiError::notFound("the server could not find the requested resource");
 
 constexpr const char* kUsage =
     "usage: metrics-adapter explain --config FILE --prometheus-url URL --metric NAME\n"
     "         [--resource pods] [--namespace NS] [--name N | --selector S]\n"
     "         [--metric-selector S] [--external] [--version v1beta1|v1beta2]\n"
-    "         [--metrics-max-age 2m] [--prometheus-token-file F] [--prometheus-header k=v]\n"
-    "         [--prometheus-ca-file F]\n";
+    "         [--metrics-max-age 2m] [the server's --prometheus-* flags]\n";
 
-ExplainOptions parseExplainFlags(std::span<const std::string> args) {
-  ExplainOptions options;
-  bool have_url = false;
-  const std::map<std::string, std::string ExplainOptions::*> strings = {
-      {"config", &ExplainOptions::config_file},
-      {"metric", &ExplainOptions::metric},
-      {"resource", &ExplainOptions::resource},
-      {"namespace", &ExplainOptions::namespace_name},
-      {"name", &ExplainOptions::name},
-      {"selector", &ExplainOptions::selector},
-      {"metric-selector", &ExplainOptions::metric_selector},
-      {"version", &ExplainOptions::version}};
-  for (const auto& [name, value] : splitFlags(args, {"external"})) {
-    if (auto field = strings.find(name); field != strings.end()) {
-      options.*(field->second) = value;
-    } else if (name == "external") {
-      options.external = value == "true";
-    } else if (name == "metrics-max-age") {
-      options.max_age = parseGoDuration(value);
-    } else if (!name.empty() && applyPrometheusFlag(name, value, options.prometheus)) {
-      have_url = have_url || name == "prometheus-url";
-    } else {
-      throw FlagError(name.empty() ? "unexpected argument \"" + value + "\""
-                                   : "unknown flag --" + name);
-    }
-  }
-  if (options.config_file.empty()) throw FlagError("--config is required");
-  if (!have_url) throw FlagError("--prometheus-url is required");
-  if (options.metric.empty()) throw FlagError("--metric is required");
-  if (options.version != "v1beta1" && options.version != "v1beta2") {
-    throw FlagError("--version: must be v1beta1 or v1beta2");
-  }
-  if (!options.name.empty() && !options.selector.empty()) {
-    throw FlagError("give --name or --selector, not both");
-  }
-  return options;
+// explain's own flags, writing into `options` (nullptr: only for the usage text).
+std::map<std::string, ToolFlag> ownFlags(ExplainOptions* options) {
+  auto text = [options](std::string ExplainOptions::*field) {
+    return [options, field](const std::string& value) { options->*field = value; };
+  };
+  return {
+      {"config", {.help = "the rules file", .apply = text(&ExplainOptions::config_file)}},
+      {"metric",
+       {.help = "the metric name the HPA asks for", .apply = text(&ExplainOptions::metric)}},
+      {"resource",
+       {.help = "the objects' resource (default pods)", .apply = text(&ExplainOptions::resource)}},
+      {"namespace",
+       {.help = "the objects' namespace", .apply = text(&ExplainOptions::namespace_name)}},
+      {"name",
+       {.help = "one object's name (default: every object)", .apply = text(&ExplainOptions::name)}},
+      {"selector",
+       {.help = "labelSelector of the objects", .apply = text(&ExplainOptions::selector)}},
+      {"metric-selector",
+       {.help = "metricLabelSelector (external: labelSelector)",
+        .apply = text(&ExplainOptions::metric_selector)}},
+      {"version",
+       {.help = "v1beta1 or v1beta2 (default)", .apply = text(&ExplainOptions::version)}},
+      {"external",
+       {.boolean = true,
+        .help = "an external.metrics.k8s.io request",
+        .apply =
+            [options](const std::string& value) {
+              options->external = parseBoolFlag("external", value);
+            }}},
+  };
 }
 
 std::string quote(const std::string& text) { return promql::quoteGoString(text); }
@@ -150,38 +135,44 @@ int printOutcome(std::ostream& out, bool known_metric, Handle handle) {
   }
 }
 
-std::string requestPath(const ExplainOptions& options, const api::CustomMetricRequest& request) {
-  std::string path = "/apis/custom.metrics.k8s.io/" + request.version + "/";
-  if (!request.namespace_name.empty()) path += "namespaces/" + request.namespace_name + "/";
-  path += request.resource + "/" + request.name + "/" + request.metric;
-  std::string query;
-  if (!options.selector.empty()) query += "labelSelector=" + options.selector;
-  if (!request.metric_label_selector.empty()) {
-    query += (query.empty() ? "" : "&") + std::string("metricLabelSelector=") +
-             request.metric_label_selector;
-  }
-  return query.empty() ? path : path + "?" + query;
-}
+// The request an HPA would send for `options`: the path segments after
+// /apis/custom.metrics.k8s.io/<version> and the query parameters.
+struct CustomTarget {
+  std::vector<std::string> rest;
+  api::RequestTarget target;
+};
 
-api::CustomMetricRequest customRequest(const ExplainOptions& options,
-                                       const kube::RestMapper& mapper) {
-  api::CustomMetricRequest request;
-  request.version = options.version;
-  request.resource = options.resource;
-  request.metric = options.metric;
-  request.metric_label_selector = options.metric_selector;
-  request.name = options.name.empty() ? "*" : options.name;
-  request.namespace_name = options.namespace_name;
+CustomTarget customTarget(const ExplainOptions& options, const kube::RestMapper& mapper) {
+  CustomTarget result;
+  const std::string name = options.name.empty() ? "*" : options.name;
   auto resource = mapper.parseGroupResource(options.resource);
   if (resource && resource->groupResource() == "namespaces") {
     // The namespace's own metric: /namespaces/<ns>/metrics/<metric> names the namespace.
-    request.resource = "namespaces";
-    request.name = options.name.empty() ? options.namespace_name : options.name;
-    request.namespace_name = "";
-  } else if (resource && !resource->namespaced) {
-    request.namespace_name = "";
+    result.rest = {"namespaces", options.name.empty() ? options.namespace_name : options.name,
+                   "metrics", options.metric};
+  } else if (!options.namespace_name.empty() && !(resource && !resource->namespaced)) {
+    result.rest = {"namespaces", options.namespace_name, options.resource, name, options.metric};
+  } else {
+    result.rest = {options.resource, name, options.metric};
   }
-  return request;
+  result.target.path = "/apis/custom.metrics.k8s.io/" + options.version;
+  for (const auto& segment : result.rest) result.target.path += "/" + segment;
+  if (!options.selector.empty()) result.target.query["labelSelector"] = options.selector;
+  if (!options.metric_selector.empty()) {
+    result.target.query["metricLabelSelector"] = options.metric_selector;
+  }
+  return result;
+}
+
+std::string requestLine(const CustomTarget& request) {
+  std::string line = request.target.path;
+  char separator = '?';
+  for (const char* key : {"labelSelector", "metricLabelSelector"}) {
+    if (!request.target.has(key)) continue;
+    line += separator + std::string(key) + "=" + request.target.get(key);
+    separator = '&';
+  }
+  return line;
 }
 
 // Everything explain can say about a metric no rule serves for the request.
@@ -248,7 +239,7 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
     }
     case MissReason::kNoSeries:
       out << "no series at all: no rule's seriesQuery returned a series seen in the last "
-          << options.max_age.count() / 1000 << "s (metrics-max-age)\n";
+          << options.shared.relist.max_age.count() / 1000 << "s (metrics-max-age)\n";
       break;
     case MissReason::kFilteredOut:
       out << "series named like " << options.metric
@@ -291,12 +282,22 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
 
 int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                   const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
-  api::CustomMetricRequest request = customRequest(options, run.snapshot->mapper());
+  const CustomTarget target = customTarget(options, run.snapshot->mapper());
   if (!options.selector.empty()) {
     out << "note: --selector needs the Kubernetes API to list the selected objects; explain has "
            "none, so it evaluates the request for every object in scope\n";
   }
-  out << "request: GET " << requestPath(options, request) << "\n";
+  out << "request: GET " << requestLine(target) << "\n";
+  // Routed as the server routes it, so explain answers for the request the server would see.
+  std::optional<api::CustomMetricRequest> routed;
+  try {
+    routed = api::parseCustomMetricRequest(options.version, target.rest, target.target);
+    if (!routed) throw kNoRoute;
+  } catch (const api::ApiError& e) {
+    return printOutcome(out, false, [&](api::QueryTrace*) -> api::Json { throw e; });
+  }
+  api::CustomMetricRequest request = std::move(*routed);
+  request.label_selector.clear();  // no object lister here (see the note above)
   auto resource = run.snapshot->mapper().parseGroupResource(request.resource);
   const std::string group_resource = resource ? resource->groupResource() : request.resource;
   const discovery::CustomMetric* metric =
@@ -314,21 +315,29 @@ int explainCustom(std::ostream& out, const ExplainOptions& options, const Discov
   }
 
   auto snapshot = run.snapshot;
-  api::CustomMetricsHandler handler([snapshot] { return snapshot; }, prometheus, nullptr, {});
+  api::CustomMetricsHandler handler(
+      [snapshot] { return snapshot; }, prometheus, nullptr,
+      api::CustomMetricsOptions{.query_timeout = options.shared.query_timeout});
   return printOutcome(out, metric != nullptr,
                       [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
 }
 
 int explainExternal(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                     const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
-  api::ExternalMetricRequest request{.namespace_name = options.namespace_name,
-                                     .metric = options.metric,
-                                     .label_selector = options.metric_selector.empty()
-                                                           ? options.selector
-                                                           : options.metric_selector};
-  out << "request: GET /apis/external.metrics.k8s.io/v1beta1/namespaces/" << request.namespace_name
-      << "/" << request.metric
-      << (request.label_selector.empty() ? "" : "?labelSelector=" + request.label_selector) << "\n";
+  const std::vector<std::string> rest = {"namespaces", options.namespace_name, options.metric};
+  api::RequestTarget target;
+  target.path = "/apis/external.metrics.k8s.io/v1beta1/namespaces/" + options.namespace_name + "/" +
+                options.metric;
+  const std::string& selector =
+      options.metric_selector.empty() ? options.selector : options.metric_selector;
+  if (!selector.empty()) target.query["labelSelector"] = selector;
+  out << "request: GET " << target.path << (selector.empty() ? "" : "?labelSelector=" + selector)
+      << "\n";
+  // Routed as the server routes it, so explain answers for the request the server would see.
+  const auto routed = api::parseExternalMetricRequest(rest, target);
+  if (!routed)
+    return printOutcome(out, false, [](api::QueryTrace*) -> api::Json { throw kNoRoute; });
+  const api::ExternalMetricRequest& request = *routed;
   const discovery::ExternalMetric* metric = run.snapshot->findExternal(options.metric);
   if (metric) {
     out << "rule: " << metric->rule->id << " serves " << options.metric << " from series "
@@ -338,12 +347,32 @@ int explainExternal(std::ostream& out, const ExplainOptions& options, const Disc
     explainMiss(out, options, run, "");
   }
   auto snapshot = run.snapshot;
-  api::ExternalMetricsHandler handler([snapshot] { return snapshot; }, prometheus, {});
+  api::ExternalMetricsHandler handler(
+      [snapshot] { return snapshot; }, prometheus,
+      api::ExternalMetricsOptions{.query_timeout = options.shared.query_timeout});
   return printOutcome(out, metric != nullptr,
                       [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
 }
 
 }  // namespace
+
+ExplainOptions parseExplainFlags(std::span<const std::string> args) {
+  ExplainOptions options;
+  const std::vector<std::string> read =
+      parseToolFlags(args, ownFlags(&options), options.shared, nullptr);
+  if (options.config_file.empty()) throw FlagError("--config is required");
+  if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
+    throw FlagError("--prometheus-url is required");
+  }
+  if (options.metric.empty()) throw FlagError("--metric is required");
+  if (options.version != "v1beta1" && options.version != "v1beta2") {
+    throw FlagError("--version: must be v1beta1 or v1beta2");
+  }
+  if (!options.name.empty() && !options.selector.empty()) {
+    throw FlagError("give --name or --selector, not both");
+  }
+  return options;
+}
 
 MissReason classifyMiss(const MissFacts& facts) {
   if (!facts.other_resources.empty()) return MissReason::kOtherResource;
@@ -379,33 +408,23 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
   try {
     options = parseExplainFlags(args);
   } catch (const FlagError& e) {
-    err << "explain: " << e.what() << "\n" << kUsage;
+    err << "explain: " << e.what() << "\n" << kUsage << toolFlagsUsage(ownFlags(nullptr));
     return 1;
   }
-  config::AdapterConfig config;
-  std::shared_ptr<const discovery::RuleSet> rule_set;
-  std::vector<std::string> warnings;
-  try {
-    config = config::loadConfigFile(options.config_file);
-    rule_set = compileOffline(config, &warnings);
-  } catch (const config::ConfigError& e) {
-    err << "invalid configuration: " << e.what() << "\n";
-    return 1;
-  }
+  const std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
+  if (!loaded) return 1;
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
   try {
-    prometheus = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+    prometheus = std::make_shared<prometheus::PrometheusClient>(options.shared.prometheus);
   } catch (const std::invalid_argument& e) {
     err << "explain: " << e.what() << "\n";
     return 1;
   }
-  out << "config: " << options.config_file << " (" << config.rules.size() << " rules, "
-      << config.external_rules.size() << " externalRules)\n";
-  for (const auto& warning : warnings) out << "warning: " << warning << "\n";
+  out << "config: " << options.config_file << " (" << loaded->config.rules.size() << " rules, "
+      << loaded->config.external_rules.size() << " externalRules)\n";
+  for (const auto& warning : loaded->warnings) out << "warning: " << warning << "\n";
 
-  std::map<std::string, std::string> errors;
-  auto series = fetchSeries(*prometheus, *rule_set, options.max_age, &errors);
-  DiscoveryRun run = discover(rule_set, std::move(series), std::move(errors));
+  const DiscoveryRun run = relistOnce(loaded->rule_set, prometheus, options.shared.relist);
   out << "relist: " << run.series.size() + run.errors.size() << " series queries";
   if (!run.errors.empty()) out << ", " << run.errors.size() << " failed";
   out << "; serving " << run.snapshot->customMetrics().size() << " custom and "

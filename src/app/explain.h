@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "metrics_adapter/app/flags.h"
+
 namespace metrics_adapter::app {
 
 // Why no rule serves a metric, in the order explain checks them.
@@ -35,6 +37,24 @@ bool seriesNamedLike(std::string_view series_name, std::string_view metric);
 // first), best first, ties by name.
 std::vector<std::string> closestNames(std::string_view metric,
                                       const std::vector<std::string>& names, std::size_t limit);
+
+// The words of `metrics-adapter explain`: the request to explain, and the server's Prometheus
+// client flags and --metrics-max-age.
+struct ExplainOptions {
+  std::string config_file;
+  std::string metric;
+  std::string resource = "pods";
+  std::string namespace_name;
+  std::string name;
+  std::string selector;
+  std::string metric_selector;
+  bool external = false;
+  std::string version = "v1beta2";
+  AdapterOptions shared;  // what parseToolFlags reads: prometheus, query_timeout, relist.max_age
+};
+
+// Throws FlagError for unknown flags and a missing --config, --prometheus-url or --metric.
+ExplainOptions parseExplainFlags(std::span<const std::string> args);
 
 // `metrics-adapter explain ...`; `args` are the words after "explain". Returns the exit code:
 // 0 when the request would succeed, 2 when it would fail, 1 for bad flags or config.

@@ -1,5 +1,6 @@
 #include "metrics_adapter/app/flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -337,13 +338,30 @@ std::chrono::milliseconds parseGoDuration(std::string_view text) {
   return negative ? -ms : ms;
 }
 
-AdapterOptions parseFlags(std::span<const std::string> args) {
-  AdapterOptions options;
-  bool max_age_set = false;
+namespace {
+
+// The flags a tool reads with the server's definitions: every Prometheus client flag, and the
+// discovery look-back its series calls use.
+bool sharedWithTools(const std::string& name) {
+  return name.starts_with("prometheus-") || name == "metrics-max-age";
+}
+
+// The one reading of command-line words, for the server and the tools: `--name=value`,
+// `--name value`, `-name=value`, switches alone mean true. `own` (tools only) comes first, then
+// the server's table, all of it for the server (`tool` false), the shared flags for a tool.
+// Returns the names applied, in order.
+std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
+                                   const std::map<std::string, ToolFlag>& own,
+                                   AdapterOptions& options, std::vector<std::string>* positional) {
+  std::vector<std::string> applied;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 2 || arg[0] != '-') {
-      throw FlagError("unexpected argument \"" + arg + "\" (flags look like --name=value)");
+      if (!positional) {
+        throw FlagError("unexpected argument \"" + arg + "\" (flags look like --name=value)");
+      }
+      positional->push_back(arg);
+      continue;
     }
     std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
     std::string name = body;
@@ -357,10 +375,14 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
                       " is not supported by this version of metrics-adapter yet; remove it "
                       "(see docs/migrating-from-prometheus-adapter.md)");
     }
-    auto flag = flagTable().find(name);
-    if (flag == flagTable().end()) throw FlagError("unknown flag: --" + name);
+    const auto own_flag = own.find(name);
+    const auto flag = flagTable().find(name);
+    const bool is_own = own_flag != own.end();
+    if (!is_own && (flag == flagTable().end() || (tool && !sharedWithTools(name)))) {
+      throw FlagError("unknown flag: --" + name);
+    }
     if (!value) {
-      if (flag->second.boolean) {
+      if (is_own ? own_flag->second.boolean : flag->second.boolean) {
         value = "true";
       } else if (i + 1 < args.size()) {
         value = args[++i];
@@ -368,9 +390,58 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
         throw FlagError("flag needs an argument: --" + name);
       }
     }
-    flag->second.apply(options, *value);
-    if (name == "metrics-max-age") max_age_set = true;
+    if (is_own) {
+      own_flag->second.apply(*value);
+    } else {
+      flag->second.apply(options, *value);
+    }
+    applied.push_back(name);
   }
+  return applied;
+}
+
+void appendUsage(std::string& text, const std::string& name, bool boolean,
+                 const std::string& help) {
+  text += "  --" + name + (boolean ? "" : "=VALUE");
+  text += std::string(std::max<int>(2, 40 - static_cast<int>(name.size())), ' ');
+  text += help + "\n";
+}
+
+}  // namespace
+
+KubeconfigChoice listerKubeconfig(const AdapterOptions& options) {
+  if (!options.lister_kubeconfig.empty()) {
+    return {.flag = "lister-kubeconfig", .path = options.lister_kubeconfig};
+  }
+  if (!options.kubeconfig.empty()) return {.flag = "kubeconfig", .path = options.kubeconfig};
+  return {};
+}
+
+bool parseBoolFlag(const std::string& name, const std::string& value) {
+  return parseBool(name, value);
+}
+
+std::vector<std::string> parseToolFlags(std::span<const std::string> args,
+                                        const std::map<std::string, ToolFlag>& own,
+                                        AdapterOptions& options,
+                                        std::vector<std::string>* positional) {
+  return readFlags(args, true, own, options, positional);
+}
+
+std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own) {
+  std::string text;
+  for (const auto& [name, flag] : own) appendUsage(text, name, flag.boolean, flag.help);
+  for (const auto& [name, flag] : flagTable()) {
+    if (sharedWithTools(name)) appendUsage(text, name, flag.boolean, flag.help);
+  }
+  return text;
+}
+
+AdapterOptions parseFlags(std::span<const std::string> args) {
+  AdapterOptions options;
+  const std::vector<std::string> applied = readFlags(args, false, {}, options, nullptr);
+  const bool max_age_set =
+      std::find(applied.begin(), applied.end(), "metrics-max-age") != applied.end();
   if (options.show_help || options.show_version) return options;
   if (options.config_file.empty()) {
     throw FlagError("no metrics discovery configuration file specified (use --config)");
@@ -390,11 +461,7 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
 
 std::string usage() {
   std::string text = "Usage: metrics-adapter --config=FILE [flags]\n\nFlags:\n";
-  for (const auto& [name, flag] : flagTable()) {
-    text += "  --" + name + (flag.boolean ? "" : "=VALUE");
-    text += std::string(std::max<int>(2, 40 - static_cast<int>(name.size())), ' ');
-    text += flag.help + "\n";
-  }
+  for (const auto& [name, flag] : flagTable()) appendUsage(text, name, flag.boolean, flag.help);
   return text;
 }
 

@@ -13,6 +13,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "metrics_adapter/auth/authenticator.h"
+
 namespace metrics_adapter::auth {
 namespace {
 
@@ -61,6 +63,10 @@ CertificateSubject subjectOf(X509* certificate) {
 }
 
 }  // namespace
+
+void checkCaBundle(const std::string& pem) {
+  if (parseCertificateBundle(pem).empty()) throw std::invalid_argument("holds no certificate");
+}
 
 std::vector<X509Ptr> parseCertificateBundle(const std::string& pem) {
   std::vector<X509Ptr> certificates;

@@ -177,4 +177,9 @@ std::map<std::string, std::string> Relister::lastErrors() const {
   return last_errors_;
 }
 
+std::vector<std::shared_ptr<const RuleFindings>> Relister::findings() const {
+  std::lock_guard lock(mutex_);
+  return findings_;
+}
+
 }  // namespace metrics_adapter::discovery

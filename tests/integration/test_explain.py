@@ -82,6 +82,21 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(items[0]["describedObject"]["name"], pod)
         self.assertAlmostEqual(quantity(items[0]["value"]), value, places=3)
 
+    def test_takes_the_servers_prometheus_client_flags(self):
+        namespace, pod, value = self.one_gpu_pod()
+        result = explain("duty_cycle_current", "--namespace", namespace, "--name", pod,
+                         "--prometheus-verb=POST", "--prometheus-timeout", "5s",
+                         "--prometheus-header", "X-Scope-OrgID=team-a",
+                         "--prometheus-max-response-bytes=1048576")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        items = answer_json(result.stdout)["items"]
+        self.assertEqual([item["describedObject"]["name"] for item in items], [pod])
+        self.assertAlmostEqual(quantity(items[0]["value"]), value, places=3)
+        # A server-only flag is refused the way the server refuses an unknown one.
+        refused = explain("duty_cycle_current", "--secure-port=6443")
+        self.assertEqual(refused.returncode, 1)
+        self.assertIn("unknown flag: --secure-port", refused.stderr)
+
     def test_unknown_metric_names_reason_and_close_name(self):
         namespace, pod, _ = self.one_gpu_pod()
         result = explain("duty_cycle_curent", "--namespace", namespace, "--name", pod)

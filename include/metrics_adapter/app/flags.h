@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -61,6 +63,15 @@ struct AdapterOptions {
   bool dry_run = false;  // --dry-run: check flags, config and files, then exit (app/dry_run.h)
 };
 
+// The kubeconfig the flags choose for listing objects and API discovery: --lister-kubeconfig,
+// else --kubeconfig. Both empty when neither is given: then the in-cluster service account is
+// used when there is one, else no Kubernetes API.
+struct KubeconfigChoice {
+  std::string flag;  // "lister-kubeconfig" or "kubeconfig"
+  std::string path;
+};
+KubeconfigChoice listerKubeconfig(const AdapterOptions& options);
+
 // A command-line problem; what() names the flag.
 class FlagError : public std::invalid_argument {
  public:
@@ -70,6 +81,32 @@ class FlagError : public std::invalid_argument {
 // Parses prometheus-adapter-compatible flags (`--name=value`, `--name value`, `-name=value`).
 // Unknown flags, and upstream flags not implemented yet, are FlagErrors, never ignored.
 AdapterOptions parseFlags(std::span<const std::string> args);
+
+// A flag of one tool only (e.g. explain's --metric), read with the server's syntax.
+struct ToolFlag {
+  bool boolean = false;  // a switch: `--name` alone means true
+  std::string help;
+  std::function<void(const std::string& value)> apply;  // throws FlagError
+};
+
+// Reads a tool's words (check-config, explain) with the server's syntax and the server's own
+// definitions of the flags they share: every Prometheus client flag (--prometheus-url, -verb,
+// -header, -token-file, -ca-file, -client-tls-cert-file, -client-tls-key-file, -timeout,
+// -max-response-bytes) and --metrics-max-age. Those land in `options` exactly as parseFlags puts
+// them (options.prometheus, options.query_timeout, options.relist.max_age); `own` are the tool's
+// flags; positional words are appended to `positional`, or are an error when it is null.
+// Unknown and server-only flags, and the Prometheus flags not implemented yet, are FlagErrors.
+// Returns the names of the flags read, in order.
+std::vector<std::string> parseToolFlags(std::span<const std::string> args,
+                                        const std::map<std::string, ToolFlag>& own,
+                                        AdapterOptions& options,
+                                        std::vector<std::string>* positional);
+
+// Help lines for `own` and the flags parseToolFlags shares with the server.
+std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own);
+
+// A boolean flag's value as parseFlags reads it (true/false/1/0/t/f); throws FlagError.
+bool parseBoolFlag(const std::string& name, const std::string& value);
 
 // Go time.ParseDuration syntax ("1m", "1h30m", "500ms", "1.5s"); throws FlagError.
 std::chrono::milliseconds parseGoDuration(std::string_view text);

@@ -32,6 +32,10 @@ struct AuthenticationConfig {
 // std::invalid_argument naming the key on bad data (also a CA bundle without a certificate).
 AuthenticationConfig parseAuthenticationConfigMap(const nlohmann::json& configmap);
 
+// Checks a CA bundle (client-ca-file, requestheader-client-ca-file) as the authenticator reads
+// it; throws std::invalid_argument when it holds no certificate or a corrupt one.
+void checkCaBundle(const std::string& pem);
+
 struct AuthenticatorOptions {
   std::chrono::milliseconds token_cache_ttl{std::chrono::seconds(10)};  // allow and deny
   std::size_t token_cache_entries = 4096;

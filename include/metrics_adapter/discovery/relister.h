@@ -45,6 +45,9 @@ class Relister {
   bool firstRunDone() const { return first_run_done_.load(); }
   // Per seriesQuery: the last error, "" when the last call succeeded.
   std::map<std::string, std::string> lastErrors() const;
+  // Per rule of the rule set in force, in order: what its last good relist found (nullptr
+  // before one), as the snapshot was built from.
+  std::vector<std::shared_ptr<const RuleFindings>> findings() const;
 
  private:
   std::shared_ptr<prometheus::PrometheusApi> prometheus_;

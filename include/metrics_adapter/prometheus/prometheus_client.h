@@ -27,6 +27,8 @@ struct PrometheusClientOptions {
   std::size_t max_response_bytes = std::size_t{16} << 20;
   // How often at most the token file's mtime/size/inode is compared to decide on a re-read.
   std::chrono::milliseconds token_recheck_interval{5000};
+
+  bool operator==(const PrometheusClientOptions&) const = default;
 };
 
 // cpprestsdk-based client. Validates options in the constructor (bad verb, unreadable files,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,6 +60,20 @@ struct ServerOptions {
   // How often, at most, the certificate and key files are checked for rotation (on accept).
   std::chrono::milliseconds cert_reload_interval{5000};
 };
+
+// The serving certificate's validity period, as checkServingCertificate found it.
+struct ServingCertificateInfo {
+  std::string not_before;  // UTC, e.g. "2026-01-31T12:00:00Z"
+  std::string not_after;
+  bool valid_now = false;
+};
+
+// Checks the TLS settings of `options` with the functions HttpsServer::start() uses, without
+// binding or writing a file: the TLS policy (tls_min_version, tls_cipher_suites), and, when
+// tls_cert_file is set, the certificate and key (loaded, matched, and made into the server
+// context of a first connection). Returns nullopt when start() would use a self-signed pair
+// from cert_dir. Throws std::invalid_argument for the policy, std::runtime_error for the pair.
+std::optional<ServingCertificateInfo> checkServingCertificate(const ServerOptions& options);
 
 // HTTPS/1.1 server on Boost.Beast with bounded header/body sizes, connection count, in-flight
 // requests and timeouts. TLS >= 1.2, ALPN http/1.1 only, client certificates requested (not

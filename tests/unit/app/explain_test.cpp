@@ -7,6 +7,8 @@
 
 #include "app/check_config.h"
 #include "metrics_adapter/config/config.h"
+#include "unit/net/fake_http_server.h"
+#include "unit/net/test_support.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -164,26 +166,54 @@ constexpr const char* kAlibabaRules = R"(rules:
   metricsQuery: <<.Series>>
 )";
 
-TEST(DiscoverTest, SeriesFileFeedsTheRulesLikeARelist) {
+TEST(DiscoverTest, SeriesFileFeedsTheServersRelist) {
   auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
   std::vector<std::string> warnings;
   auto rule_set = compileOffline(config, &warnings);
-  auto lines = parseSeriesFile(
+  auto file = std::make_shared<SeriesFilePrometheus>(parseSeriesFile(
       "nvidia_gpu_duty_cycle{uuid=\"GPU-1\",pod_name=\"a\",namespace_name=\"default\"}\n"
       "nvidia_gpu_duty_cycle{uuid=\"GPU-2\",pod_name=\"b\",namespace_name=\"default\"}\n"
-      "up{job=\"gpu\"}\n");
-  auto series = selectSeries(*rule_set, lines, &warnings);
+      "up{job=\"gpu\"}\n"));
+  DiscoveryRun run = relistOnce(rule_set, file, discovery::RelistOptions{});
   EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(file->unselectable().empty());
+  EXPECT_TRUE(run.errors.empty());
   // `up` has no uuid, so the first rule's seriesQuery does not select it.
-  EXPECT_EQ(series["{uuid!=\"\"}"].size(), 1u);
-  EXPECT_TRUE(series["nothing_here"].empty());
+  EXPECT_EQ(run.series["{uuid!=\"\"}"].size(), 1u);
+  EXPECT_TRUE(run.series["nothing_here"].empty());
 
-  DiscoveryRun run = discover(rule_set, std::move(series), {});
   ASSERT_EQ(run.findings.size(), 2u);
+  ASSERT_NE(run.findings[0], nullptr);
+  EXPECT_EQ(run.findings[0]->series_seen, 2u);  // both GPU series, as the relist counts them
   EXPECT_NE(run.snapshot->findCustom("pods", "duty_cycle_current"), nullptr);
   EXPECT_NE(run.snapshot->findCustom("namespaces", "duty_cycle_current"), nullptr);
   EXPECT_EQ(run.snapshot->findCustom("nodes", "duty_cycle_current"), nullptr);
+  ASSERT_NE(run.findings[1], nullptr);
   EXPECT_EQ(run.findings[1]->series_seen, 0u);
+}
+
+// A Prometheus whose series calls fail, to see a relist record the failure per seriesQuery.
+class FailingPrometheus : public prometheus::PrometheusApi {
+ public:
+  prometheus::QueryResult query(const std::string&, prometheus::Clock::time_point,
+                                std::chrono::milliseconds) override {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  }
+  void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds,
+              const prometheus::SeriesVisitor&) override {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  }
+};
+
+TEST(DiscoverTest, AFailedSeriesCallIsAnErrorOfItsQueryAndFindsNothing) {
+  auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
+  std::vector<std::string> warnings;
+  DiscoveryRun run = relistOnce(compileOffline(config, &warnings),
+                                std::make_shared<FailingPrometheus>(), discovery::RelistOptions{});
+  EXPECT_EQ(run.errors.size(), 2u);
+  EXPECT_EQ(run.errors["nothing_here"], "down");
+  EXPECT_TRUE(run.series.empty());
+  EXPECT_TRUE(run.snapshot->customMetrics().empty());
 }
 
 std::string writeFile(const std::string& name, const std::string& text) {
@@ -224,6 +254,111 @@ TEST(CheckConfigTest, BadFlagsExitOne) {
   std::vector<std::string> unknown = {"c.yaml", "--bogus=1"};
   EXPECT_EQ(runCheckConfig(unknown, out, err), 1);
   EXPECT_NE(err.str().find("--bogus"), std::string::npos);
+}
+
+// A Prometheus that answers only callers with the tenant header and the bearer token.
+class GuardedPrometheus {
+ public:
+  static constexpr const char* kToken = "s3cret";
+
+  GuardedPrometheus()
+      : server_([](const net::testing::RecordedRequest& request) {
+          net::testing::Reply reply;
+          if (request.header("x-scope-orgid") != "team-a" ||
+              request.header("authorization") != std::string("Bearer ") + kToken) {
+            reply.status = 401;
+            reply.content_type = "text/plain";
+            reply.body = "unauthorized";
+          } else if (request.path() == "/api/v1/series") {
+            reply.body = R"({"status":"success","data":[{"__name__":"nvidia_gpu_duty_cycle",)"
+                         R"("uuid":"GPU-1","pod_name":"a","namespace_name":"default"}]})";
+          } else {
+            reply.body =
+                R"({"status":"success","data":{"resultType":"vector","result":[{"metric":)"
+                R"({"pod_name":"a","namespace_name":"default"},"value":[1700000000,"37"]}]}})";
+          }
+          return reply;
+        }) {}
+
+  std::string url() const { return server_.url(); }
+  std::vector<net::testing::RecordedRequest> requests() const { return server_.requests(); }
+
+ private:
+  net::testing::FakeHttpServer server_;
+};
+
+struct Explained {
+  int code = -1;
+  std::string out;  // stdout and stderr together, for failure messages
+
+  bool has(const std::string& text) const { return out.find(text) != std::string::npos; }
+};
+
+Explained explain(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = runExplain(args, out, err);
+  return {code, out.str() + err.str()};
+}
+
+TEST(ExplainPrometheusFlagsTest, HeadersTokenAndVerbReachPrometheus) {
+  GuardedPrometheus prometheus;
+  net::testing::TempDir dir;
+  const std::string config = dir.write("gpu.yaml", kAlibabaRules);
+  const std::string token = dir.write("token", std::string(GuardedPrometheus::kToken) + "\n");
+  const std::vector<std::string> request = {
+      "--config",           config,        "--prometheus-url", prometheus.url(), "--metric",
+      "duty_cycle_current", "--namespace", "default",          "--name",         "a"};
+
+  std::vector<std::string> args = request;
+  args.insert(args.end(), {"--prometheus-header", "X-Scope-OrgID=team-a",
+                           "--prometheus-token-file=" + token, "--prometheus-verb=POST"});
+  const Explained allowed = explain(args);
+  EXPECT_EQ(allowed.code, 0) << allowed.out;
+  EXPECT_TRUE(
+      allowed.has("PromQL: nvidia_gpu_duty_cycle{namespace_name=\"default\",pod_name=\"a\"}"))
+      << allowed.out;
+  EXPECT_TRUE(allowed.has("\"value\": \"37\"")) << allowed.out;
+  const auto calls = prometheus.requests();
+  ASSERT_FALSE(calls.empty());
+  bool queried = false;
+  for (const auto& call : calls) {
+    EXPECT_EQ(call.header("x-scope-orgid"), "team-a") << call.target;
+    EXPECT_EQ(call.header("authorization"), "Bearer s3cret") << call.target;
+    if (call.path() == "/api/v1/query") {
+      queried = true;
+      EXPECT_EQ(call.method, "POST");  // --prometheus-verb
+    }
+  }
+  EXPECT_TRUE(queried);
+
+  // Without the token the same Prometheus refuses discovery, and explain says so.
+  std::vector<std::string> no_token = request;
+  no_token.insert(no_token.end(), {"--prometheus-header", "X-Scope-OrgID=team-a"});
+  const Explained refused = explain(no_token);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_TRUE(refused.has("failed")) << refused.out;
+}
+
+// Before, the namespace's own metric was explained as GET .../namespaces/default/<metric>, a path
+// the server answers 400; the server routes .../namespaces/default/metrics/<metric>.
+TEST(ExplainRequestTest, TheNamespacesOwnMetricIsTheRouteTheServerServes) {
+  GuardedPrometheus prometheus;
+  net::testing::TempDir dir;
+  const std::vector<std::string> args = {
+      "--config=" + dir.write("gpu.yaml", kAlibabaRules),
+      "--prometheus-url=" + prometheus.url(),
+      "--prometheus-token-file=" + dir.write("token", GuardedPrometheus::kToken),
+      "--prometheus-header=X-Scope-OrgID=team-a",
+      "--metric=duty_cycle_current",
+      "--resource=namespaces",
+      "--namespace=default"};
+  const Explained result = explain(args);
+  EXPECT_EQ(result.code, 0) << result.out;
+  EXPECT_TRUE(
+      result.has("request: GET /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/metrics/"
+                 "duty_cycle_current\n"))
+      << result.out;
+  EXPECT_TRUE(result.has("\"kind\": \"Namespace\"")) << result.out;
 }
 
 }  // namespace

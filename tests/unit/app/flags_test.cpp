@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
+#include "app/check_config.h"
+#include "app/explain.h"
+
 namespace metrics_adapter::app {
 namespace {
 
@@ -124,6 +130,177 @@ TEST(FlagsTest, LogFormatIsTextOrJson) {
     ADD_FAILURE() << "--log-format=xml accepted";
   } catch (const FlagError& error) {
     EXPECT_NE(std::string(error.what()).find("--log-format"), std::string::npos) << error.what();
+  }
+}
+
+// Every Prometheus client flag, with a value unlike its default.
+const std::map<std::string, std::string>& prometheusFlagValues() {
+  static const std::map<std::string, std::string> kValues = {
+      {"prometheus-url", "https://prometheus.monitoring.svc:9090/sub?x=1"},
+      {"prometheus-verb", "POST"},
+      {"prometheus-header", "X-Scope-OrgID=team-a"},
+      {"prometheus-token-file", "/var/run/secrets/prometheus/token"},
+      {"prometheus-ca-file", "/etc/prometheus/ca.crt"},
+      {"prometheus-client-tls-cert-file", "/etc/prometheus/client.crt"},
+      {"prometheus-client-tls-key-file", "/etc/prometheus/client.key"},
+      {"prometheus-timeout", "3s"},
+      {"prometheus-max-response-bytes", "1048576"},
+  };
+  return kValues;
+}
+
+// The --prometheus-* flags the server's usage lists.
+std::set<std::string> serverPrometheusFlags() {
+  std::set<std::string> names;
+  const std::string text = usage();
+  for (auto at = text.find("--prometheus-"); at != std::string::npos;
+       at = text.find("--prometheus-", at + 1)) {
+    names.insert(text.substr(at + 2, text.find_first_of("= ", at) - at - 2));
+  }
+  return names;
+}
+
+// What a tool read into its copy of the server's options, given one flag's words.
+using ToolParse = std::function<AdapterOptions(const std::vector<std::string>&)>;
+
+std::vector<std::pair<std::string, ToolParse>> tools() {
+  return {
+      {"check-config",
+       [](const std::vector<std::string>& words) {
+         std::vector<std::string> args = {"config.yaml"};
+         args.insert(args.end(), words.begin(), words.end());
+         return parseCheckConfigFlags(args).shared;
+       }},
+      {"explain",
+       [](const std::vector<std::string>& words) {
+         std::vector<std::string> args = {"--config=config.yaml", "--metric=m",
+                                          "--prometheus-url=http://p:9090"};
+         args.insert(args.end(), words.begin(), words.end());
+         return parseExplainFlags(args).shared;
+       }},
+  };
+}
+
+TEST(ToolFlagsTest, EveryPrometheusClientFlagOfTheServerLandsInTheSameOptionsInEachTool) {
+  const std::set<std::string> server_flags = serverPrometheusFlags();
+  ASSERT_GE(server_flags.size(), 9u);  // url, verb, header, token, CA, cert, key, timeout, bytes
+  for (const auto& flag : server_flags) {
+    ASSERT_TRUE(prometheusFlagValues().count(flag)) << "no test value for --" << flag;
+  }
+  const AdapterOptions defaults;
+  for (const auto& [flag, value] : prometheusFlagValues()) {
+    ASSERT_TRUE(server_flags.count(flag)) << "--" << flag << " is not a server flag";
+    for (const std::vector<std::string>& words :
+         {std::vector<std::string>{"--" + flag + "=" + value},
+          std::vector<std::string>{"-" + flag, value}}) {
+      std::vector<std::string> server_args = {"--config=c"};
+      server_args.insert(server_args.end(), words.begin(), words.end());
+      if (flag != "prometheus-url") server_args.push_back("--prometheus-url=http://p:9090");
+      const AdapterOptions server = parseFlags(server_args);
+      const AdapterOptions baseline = flag == "prometheus-url"
+                                          ? defaults
+                                          : parse({"--config=c", "--prometheus-url=http://p:9090"});
+      EXPECT_TRUE(server.prometheus != baseline.prometheus ||
+                  server.query_timeout != baseline.query_timeout)
+          << "--" << flag << " changed nothing";
+      for (const auto& [tool, parseTool] : tools()) {
+        std::vector<std::string> tool_words = words;
+        if (flag != "prometheus-url" && tool == "check-config") {
+          tool_words.push_back("--prometheus-url=http://p:9090");
+        }
+        const AdapterOptions read = parseTool(tool_words);
+        EXPECT_EQ(read.prometheus, server.prometheus) << tool << " " << words[0];
+        EXPECT_EQ(read.query_timeout, server.query_timeout) << tool << " " << words[0];
+      }
+    }
+  }
+}
+
+TEST(ToolFlagsTest, RepeatedHeadersAndMaxAgeAsTheServerReadsThem) {
+  const std::vector<std::string> words = {"--prometheus-header", "X-Scope-OrgID=team-a",
+                                          "--prometheus-header=Authorization=Basic abc=",
+                                          "--prometheus-header=X-Empty", "--metrics-max-age=5m"};
+  std::vector<std::string> server_args = {"--config=c", "--prometheus-url=http://p:9090"};
+  server_args.insert(server_args.end(), words.begin(), words.end());
+  const AdapterOptions server = parseFlags(server_args);
+  ASSERT_EQ(server.prometheus.headers.size(), 3u);
+  for (const auto& [tool, parseTool] : tools()) {
+    std::vector<std::string> tool_words = words;
+    tool_words.push_back("--prometheus-url=http://p:9090");
+    const AdapterOptions read = parseTool(tool_words);
+    EXPECT_EQ(read.prometheus, server.prometheus) << tool;
+    EXPECT_EQ(read.relist.max_age, server.relist.max_age) << tool;
+  }
+}
+
+TEST(ToolFlagsTest, ToolsRefuseWhatTheServerRefusesWithTheSameMessage) {
+  const std::vector<std::vector<std::string>> refused = {
+      {"--prometheus-verb=PUT"},
+      {"--prometheus-timeout=soon"},
+      {"--prometheus-max-response-bytes=10"},
+      {"--prometheus-header==x"},
+      {"--prometheus-auth-config=/auth.yaml"},  // not implemented yet: refused everywhere
+      {"--prometheus-auth-incluster"},
+      {"--prometheus-ca-file"},  // no value
+  };
+  for (const auto& words : refused) {
+    std::vector<std::string> server_args = {"--config=c"};
+    server_args.insert(server_args.end(), words.begin(), words.end());
+    std::string server_message;
+    try {
+      parseFlags(server_args);
+      ADD_FAILURE() << "the server accepted " << words[0];
+    } catch (const FlagError& e) {
+      server_message = e.what();
+    }
+    for (const auto& [tool, parseTool] : tools()) {
+      try {
+        parseTool(words);
+        ADD_FAILURE() << tool << " accepted " << words[0];
+      } catch (const FlagError& e) {
+        EXPECT_EQ(e.what(), server_message) << tool;
+      }
+    }
+  }
+}
+
+TEST(ToolFlagsTest, ServerOnlyFlagsAreUnknownToTools) {
+  for (const auto& [tool, parseTool] : tools()) {
+    for (const char* flag : {"--secure-port=6443", "--metrics-cache-ttl=1s", "--dry-run"}) {
+      try {
+        parseTool({flag});
+        ADD_FAILURE() << tool << " accepted " << flag;
+      } catch (const FlagError& e) {
+        EXPECT_NE(std::string(e.what()).find("unknown flag"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(ToolFlagsTest, ToolUsageListsTheSharedFlags) {
+  const std::string text = toolFlagsUsage({});
+  for (const auto& flag : serverPrometheusFlags()) {
+    EXPECT_NE(text.find("--" + flag + "="), std::string::npos) << flag;
+  }
+  EXPECT_EQ(text.find("--secure-port"), std::string::npos);
+}
+
+TEST(FlagsTest, ListerKubeconfigIsListerThenKubeconfigThenNone) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string flag;
+    std::string path;
+  };
+  const Case cases[] = {
+      {{"--config=c"}, "", ""},
+      {{"--config=c", "--kubeconfig=/k"}, "kubeconfig", "/k"},
+      {{"--config=c", "--lister-kubeconfig=/l"}, "lister-kubeconfig", "/l"},
+      {{"--config=c", "--kubeconfig=/k", "--lister-kubeconfig=/l"}, "lister-kubeconfig", "/l"},
+  };
+  for (const auto& c : cases) {
+    const KubeconfigChoice chosen = listerKubeconfig(parse(c.args));
+    EXPECT_EQ(chosen.flag, c.flag) << c.args.back();
+    EXPECT_EQ(chosen.path, c.path) << c.args.back();
   }
 }
 
