@@ -13,10 +13,11 @@
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
-#include "metrics_adapter/api/request_target.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
+#include "metrics_adapter/server/percent_decode.h"
+#include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -130,49 +131,51 @@ int printOutcome(std::ostream& out, bool known_metric, Handle handle) {
     if (!trace.promql.empty()) out << "PromQL: " << trace.promql << "\n";
     if (known_metric) printSamples(out, trace);
     out << "API answer (" << e.code() << " " << e.reason() << "):\n"
-        << api::statusObject(e.code(), e.reason(), e.what(), e.details()).dump(2) << "\n";
+        << api::Json::parse(e.toStatusJson()).dump(2) << "\n";
     return 2;
   }
 }
 
-// The request an HPA would send for `options`: the path segments after
-// /apis/custom.metrics.k8s.io/<version> and the query parameters.
-struct CustomTarget {
-  std::vector<std::string> rest;
-  api::RequestTarget target;
+// The request an HPA would send: `segments` under `prefix`, `query` pairs with values, as the
+// raw target (escaped as client-go escapes it) and as the readable line explain prints.
+struct HpaRequest {
+  std::string target;
+  std::string line;
 };
 
-CustomTarget customTarget(const ExplainOptions& options, const kube::RestMapper& mapper) {
-  CustomTarget result;
+HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>& segments,
+                      const std::vector<std::pair<std::string, std::string>>& query) {
+  HpaRequest request{prefix, prefix};
+  for (const auto& segment : segments) {
+    request.target += "/" + server::percentEncode(segment);
+    request.line += "/" + segment;
+  }
+  char separator = '?';
+  for (const auto& [key, value] : query) {
+    if (value.empty()) continue;
+    request.target += separator + key + "=" + server::percentEncode(value);
+    request.line += separator + key + "=" + value;
+    separator = '&';
+  }
+  return request;
+}
+
+HpaRequest customRequest(const ExplainOptions& options, const kube::RestMapper& mapper) {
+  std::vector<std::string> segments;
   const std::string name = options.name.empty() ? "*" : options.name;
   auto resource = mapper.parseGroupResource(options.resource);
   if (resource && resource->groupResource() == "namespaces") {
     // The namespace's own metric: /namespaces/<ns>/metrics/<metric> names the namespace.
-    result.rest = {"namespaces", options.name.empty() ? options.namespace_name : options.name,
-                   "metrics", options.metric};
+    segments = {"namespaces", options.name.empty() ? options.namespace_name : options.name,
+                "metrics", options.metric};
   } else if (!options.namespace_name.empty() && !(resource && !resource->namespaced)) {
-    result.rest = {"namespaces", options.namespace_name, options.resource, name, options.metric};
+    segments = {"namespaces", options.namespace_name, options.resource, name, options.metric};
   } else {
-    result.rest = {options.resource, name, options.metric};
+    segments = {options.resource, name, options.metric};
   }
-  result.target.path = "/apis/custom.metrics.k8s.io/" + options.version;
-  for (const auto& segment : result.rest) result.target.path += "/" + segment;
-  if (!options.selector.empty()) result.target.query["labelSelector"] = options.selector;
-  if (!options.metric_selector.empty()) {
-    result.target.query["metricLabelSelector"] = options.metric_selector;
-  }
-  return result;
-}
-
-std::string requestLine(const CustomTarget& request) {
-  std::string line = request.target.path;
-  char separator = '?';
-  for (const char* key : {"labelSelector", "metricLabelSelector"}) {
-    if (!request.target.has(key)) continue;
-    line += separator + std::string(key) + "=" + request.target.get(key);
-    separator = '&';
-  }
-  return line;
+  return hpaRequest(
+      "/apis/custom.metrics.k8s.io/" + options.version, segments,
+      {{"labelSelector", options.selector}, {"metricLabelSelector", options.metric_selector}});
 }
 
 // Everything explain can say about a metric no rule serves for the request.
@@ -282,17 +285,21 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
 
 int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                   const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
-  const CustomTarget target = customTarget(options, run.snapshot->mapper());
+  const HpaRequest target = customRequest(options, run.snapshot->mapper());
   if (!options.selector.empty()) {
     out << "note: --selector needs the Kubernetes API to list the selected objects; explain has "
            "none, so it evaluates the request for every object in scope\n";
   }
-  out << "request: GET " << requestLine(target) << "\n";
+  out << "request: GET " << target.line << "\n";
   // Routed as the server routes it, so explain answers for the request the server would see.
   std::optional<api::CustomMetricRequest> routed;
   try {
-    routed = api::parseCustomMetricRequest(options.version, target.rest, target.target);
+    routed = api::parseCustomMetricRequest(server::parseRequestInfo("GET", target.target));
     if (!routed) throw kNoRoute;
+  } catch (const server::InvalidRequestTarget& e) {
+    return printOutcome(out, false, [&](api::QueryTrace*) -> api::Json {
+      throw api::ApiError::badRequest(e.what());
+    });
   } catch (const api::ApiError& e) {
     return printOutcome(out, false, [&](api::QueryTrace*) -> api::Json { throw e; });
   }
@@ -324,17 +331,21 @@ int explainCustom(std::ostream& out, const ExplainOptions& options, const Discov
 
 int explainExternal(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                     const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
-  const std::vector<std::string> rest = {"namespaces", options.namespace_name, options.metric};
-  api::RequestTarget target;
-  target.path = "/apis/external.metrics.k8s.io/v1beta1/namespaces/" + options.namespace_name + "/" +
-                options.metric;
   const std::string& selector =
       options.metric_selector.empty() ? options.selector : options.metric_selector;
-  if (!selector.empty()) target.query["labelSelector"] = selector;
-  out << "request: GET " << target.path << (selector.empty() ? "" : "?labelSelector=" + selector)
-      << "\n";
+  const HpaRequest target = hpaRequest("/apis/external.metrics.k8s.io/v1beta1",
+                                       {"namespaces", options.namespace_name, options.metric},
+                                       {{"labelSelector", selector}});
+  out << "request: GET " << target.line << "\n";
   // Routed as the server routes it, so explain answers for the request the server would see.
-  const auto routed = api::parseExternalMetricRequest(rest, target);
+  std::optional<api::ExternalMetricRequest> routed;
+  try {
+    routed = api::parseExternalMetricRequest(server::parseRequestInfo("GET", target.target));
+  } catch (const server::InvalidRequestTarget& e) {
+    return printOutcome(out, false, [&](api::QueryTrace*) -> api::Json {
+      throw api::ApiError::badRequest(e.what());
+    });
+  }
   if (!routed)
     return printOutcome(out, false, [](api::QueryTrace*) -> api::Json { throw kNoRoute; });
   const api::ExternalMetricRequest& request = *routed;

@@ -25,11 +25,6 @@ class ApiError : public std::runtime_error {
         reason_(std::move(reason)),
         details_(std::move(details)) {}
 
-  // Deprecated: details as JSON (name, group, kind as strings, causes[].message; other members
-  // are dropped). Kept until the router passes server::StatusDetails.
-  ApiError(int code, std::string reason, const std::string& message, const Json& details)
-      : ApiError(code, std::move(reason), message, statusDetailsFromJson(details)) {}
-
   int code() const { return code_; }
   const std::string& reason() const { return reason_; }
   const std::optional<server::StatusDetails>& statusDetails() const { return details_; }
@@ -37,9 +32,6 @@ class ApiError : public std::runtime_error {
   // The Status body the client gets for this error (server::statusJson), compact, without a
   // trailing newline.
   std::string toStatusJson() const;
-
-  // Deprecated: the details as JSON, null when there are none. Use statusDetails().
-  Json details() const;
 
   static ApiError badRequest(const std::string& message) { return {400, "BadRequest", message}; }
   static ApiError notFound(const std::string& message) { return {404, "NotFound", message}; }
@@ -52,8 +44,6 @@ class ApiError : public std::runtime_error {
   }
 
  private:
-  static std::optional<server::StatusDetails> statusDetailsFromJson(const Json& details);
-
   int code_;
   std::string reason_;
   std::optional<server::StatusDetails> details_;
@@ -66,11 +56,5 @@ inline std::string withSimilarNames(std::string message, const std::vector<std::
   for (const auto& name : names) message += " " + name;
   return message + ")";
 }
-
-// Deprecated: the Kubernetes Status object for an error as JSON. Status bodies are written by
-// server::statusJson (ApiError::toStatusJson); this stays only while the router, the auth filter
-// and explain still build theirs with it.
-Json statusObject(int code, const std::string& reason, const std::string& message,
-                  const Json& details = nullptr);
 
 }  // namespace metrics_adapter::api

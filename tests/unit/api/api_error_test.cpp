@@ -10,35 +10,51 @@ namespace {
 struct ErrorCase {
   const char* name;
   ApiError error;
+  Json details;  // what the Status's details must hold; null when there are none
 };
 
-// toStatusJson must give clients what the nlohmann-built Status gave them (same parsed JSON,
-// members in the same order), so that callers can switch writers without a visible change.
+// The Status upstream writes (metav1.Status, members in its order), built independently of
+// server::statusJson as the test's oracle.
+Json expectedStatus(const ApiError& error, const Json& details) {
+  Json status = {{"kind", "Status"},    {"apiVersion", "v1"},      {"metadata", Json::object()},
+                 {"status", "Failure"}, {"message", error.what()}, {"reason", error.reason()}};
+  if (!details.is_null()) status["details"] = details;
+  status["code"] = error.code();
+  return status;
+}
+
 class ApiErrorStatusTest : public ::testing::TestWithParam<ErrorCase> {};
 
-TEST_P(ApiErrorStatusTest, MatchesTheJsonStatusObject) {
-  const ApiError& error = GetParam().error;
-  const Json previous = statusObject(error.code(), error.reason(), error.what(), error.details());
-  EXPECT_EQ(Json::parse(error.toStatusJson()), previous);
-  EXPECT_EQ(Json::parse(error.toStatusJson()).dump(), previous.dump());
+TEST_P(ApiErrorStatusTest, WritesUpstreamsStatus) {
+  const ErrorCase& c = GetParam();
+  const Json expected = expectedStatus(c.error, c.details);
+  EXPECT_EQ(Json::parse(c.error.toStatusJson()), expected);
+  EXPECT_EQ(Json::parse(c.error.toStatusJson()).dump(), expected.dump());  // member order too
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ApiErrorStatusTest,
     ::testing::Values(
-        ErrorCase{"BadRequest", ApiError::badRequest("invalid labelSelector \"a==\"")},
-        ErrorCase{"NotFound", ApiError::notFound("the server could not find the metric x")},
-        ErrorCase{"Unavailable", ApiError::unavailable("unable to fetch metrics from Prometheus")},
-        ErrorCase{"InternalWithCause", ApiError::internal("metricsQuery of rules[0] failed")},
+        ErrorCase{"BadRequest", ApiError::badRequest("invalid labelSelector \"a==\""), nullptr},
+        ErrorCase{"NotFound", ApiError::notFound("the server could not find the metric x"),
+                  nullptr},
+        ErrorCase{"Unavailable", ApiError::unavailable("unable to fetch metrics from Prometheus"),
+                  nullptr},
+        ErrorCase{"InternalWithCause",
+                  ApiError::internal("metricsQuery of rules[0] failed"),
+                  {{"causes", {{{"message", "metricsQuery of rules[0] failed"}}}}}},
         ErrorCase{"EmptyDetailsObject",
                   ApiError(404, "NotFound", "the server could not find the requested resource",
-                           Json::object())},
-        ErrorCase{
-            "ForbiddenLikeDetails",
-            ApiError(403, "Forbidden", "forbidden",
-                     Json{{"name", ""}, {"group", "custom.metrics.k8s.io"}, {"kind", "pods"}})},
+                           server::StatusDetails{}),
+                  Json::object()},
+        ErrorCase{"ForbiddenLikeDetails",
+                  ApiError(403, "Forbidden", "forbidden",
+                           server::StatusDetails{
+                               .name = "", .group = "custom.metrics.k8s.io", .kind = "pods"}),
+                  {{"name", ""}, {"group", "custom.metrics.k8s.io"}, {"kind", "pods"}}},
         ErrorCase{"ControlCharactersAndHtml",
-                  ApiError::internal("bad \x01 <query> & \"quotes\"\n")}),
+                  ApiError::internal("bad \x01 <query> & \"quotes\"\n"),
+                  {{"causes", {{{"message", "bad \x01 <query> & \"quotes\"\n"}}}}}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ApiErrorTest, InternalNamesTheCause) {
