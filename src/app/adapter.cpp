@@ -123,13 +123,17 @@ int runAdapter(const AdapterOptions& options) {
     return 1;
   }
 
+  // TRANSITIONAL: the instance /metrics serves, not owned, until the adapter owns its own.
+  const std::shared_ptr<telemetry::SelfMetrics> self_metrics(std::shared_ptr<void>(),
+                                                             &telemetry::SelfMetrics::instance());
   std::shared_ptr<prometheus::PrometheusApi> prometheus;
   std::shared_ptr<prometheus::PrometheusClient> prometheus_client;  // to cancel calls at shutdown
   std::shared_ptr<kube::KubeApi> kube;
   std::optional<AuthStack> auth;
   try {
     // Identical queries in flight together (many HPAs on one metric) share one call.
-    prometheus_client = std::make_shared<prometheus::PrometheusClient>(options.prometheus);
+    prometheus_client =
+        std::make_shared<prometheus::PrometheusClient>(options.prometheus, self_metrics);
     prometheus = std::make_shared<prometheus::CoalescingPrometheusApi>(
         prometheus_client, prometheus::CoalescingOptions{.cache_ttl = options.metrics_cache_ttl});
     kube = makeKubeClient(options);
@@ -150,7 +154,8 @@ int runAdapter(const AdapterOptions& options) {
   spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
                config.rules.size() + config.external_rules.size(), options.config_file);
 
-  auto relister = std::make_shared<discovery::Relister>(rule_set, prometheus, options.relist);
+  auto relister =
+      std::make_shared<discovery::Relister>(rule_set, prometheus, options.relist, self_metrics);
   auto state =
       std::make_shared<ConfigState>(std::move(config), rule_set->mapper,
                                     [relister](std::shared_ptr<const discovery::RuleSet> rules) {
