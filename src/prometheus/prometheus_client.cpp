@@ -80,14 +80,6 @@ std::string readBody(HttpCall& call, std::size_t limit, bool fail_when_larger) {
   return std::move(body.bytes);
 }
 
-// `redact` is applied to the body before it is quoted: quoting shortens it, and a secret cut in
-// half there would no longer be recognised.
-template <typename Redact>
-PrometheusError errorAnswer(HttpCall& call, const Redact& redact) {
-  const std::string body = readBody(call, kMaxErrorBodyBytes, /*fail_when_larger=*/false);
-  return errorForHttpStatus(call.status(), redact(body));
-}
-
 PrometheusError withStatus(const PrometheusError& error, int status) {
   return PrometheusError(error.kind(), status, error.what(), error.detail());
 }
@@ -224,15 +216,24 @@ struct PrometheusClient::Impl {
 
   // `message` as a client may see it.
   std::string redact(std::string message) const {
-    for (const auto& secret : plain_secrets)
+    for (const auto& secret : plain_secrets) {
       message = replaceAll(std::move(message), secret, false);
+    }
     if (token) {
       const std::string bearer = token->current();
-      if (bearer.size() >= kMinRedactedValueBytes)
+      if (bearer.size() >= kMinRedactedValueBytes) {
         message = replaceAll(std::move(message), bearer, false);
+      }
     }
     for (const auto& secret : token_secrets) message = replaceAll(std::move(message), secret, true);
     return message;
+  }
+
+  // The error for a non-2xx answer. The body is redacted before it is quoted: quoting shortens
+  // it, and a secret cut in half there would no longer be recognised.
+  PrometheusError errorAnswer(HttpCall& call) const {
+    const std::string body = readBody(call, kMaxErrorBodyBytes, /*fail_when_larger=*/false);
+    return errorForHttpStatus(call.status(), redact(body));
   }
 
   std::chrono::milliseconds effectiveTimeout(std::chrono::milliseconds timeout) const {
@@ -335,8 +336,7 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
                       {"time", formatPrometheusTime(at)},
                       {"timeout", formatPrometheusDuration(effective)}};
   return impl_->run("/api/v1/query", params, effective, [&](HttpCall& call) {
-    if (!isSuccess(call.status()))
-      throw errorAnswer(call, [this](const std::string& text) { return impl_->redact(text); });
+    if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
     const std::string body = readBody(call, impl_->options.max_response_bytes, true);
     QueryResult result;
     try {
@@ -350,8 +350,8 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
     }
     if (result.bad_samples > 0) {
       spdlog::warn(
-          "Prometheus answered query {} with {} samples whose time is not a time between 1970 "
-          "and 9999; they are left out",
+          "Prometheus answered query {} with {} sample(s) timed before 1970, after 9999 or not "
+          "at all; they are left out",
           sanitizeLine(promql, 200), result.bad_samples);
       impl_->self_metrics->countBadSamples(result.bad_samples);
     }
@@ -364,8 +364,7 @@ void PrometheusClient::series(const std::string& selector, Clock::time_point sta
   const auto effective = impl_->effectiveTimeout(timeout);
   const Params params{{"match[]", selector}, {"start", formatPrometheusTime(start)}};
   impl_->run("/api/v1/series", params, effective, [&](HttpCall& call) {
-    if (!isSuccess(call.status()))
-      throw errorAnswer(call, [this](const std::string& text) { return impl_->redact(text); });
+    if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
     BodyStreamBuf body(call, kMaxSeriesTokenBytes);
     std::istream in(&body);
     SeriesAnswer answer;
