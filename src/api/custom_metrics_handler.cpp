@@ -320,7 +320,7 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
 }
 
 ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {
-  spdlog::warn("Prometheus failed for {}: {}", context, error.what());
+  spdlog::warn("Prometheus failed for {}: {}", context, error.detail());
   using Kind = prometheus::PrometheusError::Kind;
   const std::string_view message = error.what();
   // Prometheus says it cannot answer now (errorType "unavailable" or "timeout", HTTP 503 or 429)
@@ -362,7 +362,11 @@ void appendJsonString(std::string& out, std::string_view text) {
 }
 
 std::string formatTimestamp(double seconds_since_epoch) {
-  if (!std::isfinite(seconds_since_epoch) || seconds_since_epoch < 0) seconds_since_epoch = 0;
+  // Only servable times reach the cast: converting a double outside time_t's range (1e300) is
+  // undefined behaviour. Query answers leave such samples out; this guards every other caller.
+  if (!prometheus::isServableSampleTime(seconds_since_epoch)) {
+    seconds_since_epoch = seconds_since_epoch > 0 ? prometheus::kMaxSampleTime : 0;
+  }
   auto seconds = static_cast<std::time_t>(seconds_since_epoch);
   std::tm utc{};
   gmtime_r(&seconds, &utc);

@@ -183,7 +183,8 @@ class Adapter {
   // delegated auth.
   void connectBackends() {
     try {
-      prometheus_client_ = std::make_shared<prometheus::PrometheusClient>(options_.prometheus);
+      prometheus_client_ =
+          std::make_shared<prometheus::PrometheusClient>(options_.prometheus, self_metrics_);
       prometheus_ = std::make_shared<prometheus::CoalescingPrometheusApi>(
           prometheus_client_,
           prometheus::CoalescingOptions{.cache_ttl = options_.metrics_cache_ttl});
@@ -205,7 +206,8 @@ class Adapter {
     }
     spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
                  config.rules.size() + config.external_rules.size(), options_.config_file);
-    relister_ = std::make_shared<discovery::Relister>(rule_set, prometheus_, options_.relist);
+    relister_ = std::make_shared<discovery::Relister>(rule_set, prometheus_, options_.relist,
+                                                      self_metrics_);
     config_state_ = std::make_shared<ConfigState>(
         std::move(config), rule_set->mapper,
         [relister = relister_](std::shared_ptr<const discovery::RuleSet> rules) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 
 #include "discovery/findings_builder.h"
@@ -9,10 +10,17 @@
 
 namespace metrics_adapter::discovery {
 
+std::chrono::milliseconds seriesDeadline(const RelistOptions& options) {
+  return std::max(options.interval, options.min_series_deadline);
+}
+
 Relister::Relister(std::shared_ptr<const RuleSet> rule_set,
-                   std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options)
+                   std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options,
+                   std::shared_ptr<telemetry::SelfMetrics> self_metrics)
     : prometheus_(std::move(prometheus)),
       options_(options),
+      self_metrics_(self_metrics ? std::move(self_metrics)
+                                 : std::make_shared<telemetry::SelfMetrics>()),
       rule_set_(std::move(rule_set)),
       snapshot_(std::make_shared<RegistrySnapshot>(rule_set_)),
       findings_(rule_set_->rules.size()) {}
@@ -57,41 +65,48 @@ void Relister::relistOnce() {
   }
   const auto start = prometheus::Clock::now() - options_.max_age;
   const auto began = std::chrono::steady_clock::now();
+  const auto deadline = seriesDeadline(options_);
 
   struct QueryOutcome {
     std::vector<std::pair<std::size_t, std::shared_ptr<const RuleFindings>>> findings;
     std::string error;
+    std::string detail;  // the error with internal detail (the Prometheus URL), for the log
   };
   std::vector<std::pair<std::string, std::future<QueryOutcome>>> calls;
   calls.reserve(rules_by_query.size());
   for (const auto& [query, rule_indexes] : rules_by_query) {
-    calls.emplace_back(query, std::async(std::launch::async, [this, &rules, query = query,
-                                                              indexes = rule_indexes, start] {
-                         QueryOutcome outcome;
-                         std::vector<FindingsBuilder> builders;
-                         builders.reserve(indexes.size());
-                         for (std::size_t index : indexes) builders.emplace_back(*rules[index]);
-                         try {
-                           prometheus_->series(query, start, options_.series_timeout,
-                                               [&](std::string_view name,
-                                                   const std::vector<std::string_view>& labels) {
-                                                 for (auto& builder : builders)
-                                                   builder.add(name, labels);
-                                               });
-                           for (std::size_t i = 0; i < indexes.size(); ++i) {
-                             outcome.findings.emplace_back(indexes[i], builders[i].finish());
-                           }
-                         } catch (const std::exception& e) {
-                           outcome.error = e.what();
-                         }
-                         return outcome;
-                       }));
+    calls.emplace_back(
+        query, std::async(std::launch::async,
+                          [this, &rules, query = query, indexes = rule_indexes, start, deadline] {
+                            QueryOutcome outcome;
+                            std::vector<FindingsBuilder> builders;
+                            builders.reserve(indexes.size());
+                            for (std::size_t index : indexes) builders.emplace_back(*rules[index]);
+                            try {
+                              prometheus_->series(query, start, deadline,
+                                                  [&](std::string_view name,
+                                                      const std::vector<std::string_view>& labels) {
+                                                    for (auto& builder : builders)
+                                                      builder.add(name, labels);
+                                                  });
+                              for (std::size_t i = 0; i < indexes.size(); ++i) {
+                                outcome.findings.emplace_back(indexes[i], builders[i].finish());
+                              }
+                            } catch (const prometheus::PrometheusError& e) {
+                              outcome.error = e.what();
+                              outcome.detail = e.detail();
+                            } catch (const std::exception& e) {
+                              outcome.error = e.what();
+                              outcome.detail = outcome.error;
+                            }
+                            return outcome;
+                          }));
   }
   std::vector<std::pair<std::string, QueryOutcome>> outcomes;
   outcomes.reserve(calls.size());
   for (auto& [query, future] : calls) outcomes.emplace_back(query, future.get());
 
-  auto& self_metrics = telemetry::SelfMetrics::instance();
+  auto& self_metrics = *self_metrics_;
   std::size_t failed = 0;
   std::lock_guard lock(mutex_);
   for (auto& [query, outcome] : outcomes) {
@@ -99,7 +114,7 @@ void Relister::relistOnce() {
     if (!outcome.error.empty()) {
       ++failed;
       spdlog::warn("relist: seriesQuery {} failed, keeping its last good result: {}", query,
-                   outcome.error);
+                   outcome.detail);
       for (std::size_t index : rules_by_query[query]) self_metrics.countRuleError(rules[index]->id);
     }
   }
@@ -145,6 +160,9 @@ void Relister::start() {
     while (!stopping_) {
       relist_requested_ = false;
       lock.unlock();
+      // The schedule counts from each run's start, so a run that waited out its deadline on a
+      // hung Prometheus does not push the next one a whole interval further back.
+      const auto next_run = std::chrono::steady_clock::now() + options_.interval;
       try {
         relistOnce();
       } catch (const std::exception& e) {
@@ -152,8 +170,7 @@ void Relister::start() {
         first_run_done_ = true;
       }
       lock.lock();
-      loop_wakeup_.wait_for(lock, options_.interval,
-                            [this] { return stopping_ || relist_requested_; });
+      loop_wakeup_.wait_until(lock, next_run, [this] { return stopping_ || relist_requested_; });
     }
   });
 }

@@ -31,6 +31,7 @@ struct CoalescingPrometheusApi::Flight {
     PrometheusError::Kind kind = PrometheusError::Kind::kUnreachable;
     int http_status = 0;
     std::string message;
+    std::string detail;  // PrometheusError::detail()
   };
   std::optional<Failure> failure;  // written before the promise is fulfilled
   std::promise<std::shared_ptr<const QueryResult>> promise;
@@ -74,13 +75,13 @@ QueryResult CoalescingPrometheusApi::lead(const std::string& promql, Clock::time
     result = std::make_shared<const QueryResult>(inner_->query(promql, at, timeout));
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const PrometheusError*>(&e);
-    flight->failure = Flight::Failure{error != nullptr,
-                                      error ? error->kind() : PrometheusError::Kind::kUnreachable,
-                                      error ? error->httpStatus() : 0, e.what()};
+    flight->failure = Flight::Failure{
+        error != nullptr, error ? error->kind() : PrometheusError::Kind::kUnreachable,
+        error ? error->httpStatus() : 0, e.what(), error ? error->detail() : e.what()};
     finish(promql, at, *flight, nullptr);
     throw;
   } catch (...) {
-    flight->failure = Flight::Failure{false, {}, 0, "the Prometheus query failed"};
+    flight->failure = Flight::Failure{false, {}, 0, "the Prometheus query failed", ""};
     finish(promql, at, *flight, nullptr);
     throw;
   }
@@ -112,7 +113,7 @@ QueryResult CoalescingPrometheusApi::join(const Flight& flight, std::chrono::mil
   if (auto answer = flight.answer.get()) return *answer;
   const auto& failure = *flight.failure;
   if (failure.from_prometheus) {
-    throw PrometheusError(failure.kind, failure.http_status, failure.message);
+    throw PrometheusError(failure.kind, failure.http_status, failure.message, failure.detail);
   }
   throw std::runtime_error(failure.message);
 }

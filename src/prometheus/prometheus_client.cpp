@@ -74,18 +74,13 @@ std::string readBody(HttpCall& call, std::size_t limit, bool fail_when_larger) {
   return std::move(body.bytes);
 }
 
-PrometheusError errorAnswer(HttpCall& call) {
-  const std::string body = readBody(call, kMaxErrorBodyBytes, /*fail_when_larger=*/false);
-  return errorForHttpStatus(call.status(), body);
-}
-
 PrometheusError withStatus(const PrometheusError& error, int status) {
-  return PrometheusError(error.kind(), status, error.what());
+  return PrometheusError(error.kind(), status, error.what(), error.detail());
 }
 
-// The PrometheusError for a call that got no complete answer.
-std::exception_ptr callError(const net::CallFailure& failure, const std::string& server,
-                             std::chrono::milliseconds timeout) {
+// The PrometheusError for a call that got no complete answer. The client redacts the cause
+// (which may name the host) and adds the URL to the detail.
+std::exception_ptr callError(const net::CallFailure& failure, std::chrono::milliseconds timeout) {
   using Kind = PrometheusError::Kind;
   switch (failure.kind) {
     case net::CallFailure::Kind::kTimeout:
@@ -93,8 +88,8 @@ std::exception_ptr callError(const net::CallFailure& failure, const std::string&
           PrometheusError(Kind::kTimeout, failure.status,
                           "Prometheus did not answer within " + formatPrometheusDuration(timeout)));
     case net::CallFailure::Kind::kUnreachable:
-      return std::make_exception_ptr(PrometheusError(
-          Kind::kUnreachable, 0, "cannot reach Prometheus at " + server + ": " + failure.cause));
+      return std::make_exception_ptr(
+          PrometheusError(Kind::kUnreachable, 0, "cannot reach Prometheus: " + failure.cause));
     case net::CallFailure::Kind::kBrokenBody:
       break;
   }
@@ -119,6 +114,33 @@ const char* outcomeLabel(PrometheusError::Kind kind) {
   return "bad_response";
 }
 
+constexpr std::string_view kRedacted = "[redacted]";
+// Header values and URL query values shorter than this are not redacted: "1" or "true" would
+// mangle every message, and they are no credentials.
+constexpr std::size_t kMinRedactedValueBytes = 6;
+
+bool isHostChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_';
+}
+
+// `text` with every occurrence of `secret` replaced by kRedacted; with `whole_token`, only those
+// not inside a longer host-like token (so host "10.0.0.1" leaves "10.0.0.10" alone).
+std::string replaceAll(std::string text, std::string_view secret, bool whole_token) {
+  if (secret.empty()) return text;
+  std::size_t at = 0;
+  while ((at = text.find(secret, at)) != std::string::npos) {
+    const std::size_t end = at + secret.size();
+    if (whole_token &&
+        ((at > 0 && isHostChar(text[at - 1])) || (end < text.size() && isHostChar(text[end])))) {
+      at = end;
+      continue;
+    }
+    text.replace(at, secret.size(), kRedacted);
+    at += kRedacted.size();
+  }
+  return text;
+}
+
 // "/api/v1/series" -> "series": the endpoint label of the self-metrics.
 std::string_view endpointLabel(std::string_view endpoint) {
   return endpoint.substr(endpoint.rfind('/') + 1);
@@ -127,7 +149,9 @@ std::string_view endpointLabel(std::string_view endpoint) {
 }  // namespace
 
 struct PrometheusClient::Impl {
-  explicit Impl(PrometheusClientOptions opts) : options(std::move(opts)) {
+  Impl(PrometheusClientOptions opts, std::shared_ptr<telemetry::SelfMetrics> metrics)
+      : options(std::move(opts)),
+        self_metrics(metrics ? std::move(metrics) : std::make_shared<telemetry::SelfMetrics>()) {
     base = parseBaseUrl(options.url);
     verb = parseVerb(options.verb);
     if (options.client_timeout.count() <= 0) {
@@ -156,6 +180,55 @@ struct PrometheusClient::Impl {
     net::validateTlsSettings(client.tls);
     http = net::makeHttpClient(client);
     port = base.port != 0 ? std::to_string(base.port) : (base.scheme == "https" ? "443" : "80");
+    noteSecrets();
+  }
+
+  // What a client-facing message must not contain: where Prometheus is and how the adapter
+  // authenticates to it. Longest first, so a URL goes as a whole before its host does.
+  void noteSecrets() {
+    plain_secrets = {options.url, base.display(), base.origin, base.query};
+    for (const auto& [name, value] : options.headers) {
+      if (value.size() >= kMinRedactedValueBytes) plain_secrets.push_back(value);
+    }
+    for (std::string_view rest = base.query; !rest.empty();) {
+      const std::string_view item = rest.substr(0, rest.find('&'));
+      rest.remove_prefix(std::min(rest.size(), item.size() + 1));
+      const auto eq = item.find('=');
+      if (eq != std::string_view::npos && item.size() - eq - 1 >= kMinRedactedValueBytes) {
+        plain_secrets.emplace_back(item.substr(eq + 1));
+      }
+    }
+    // The bare host only when it looks like an address or a domain name: a single-label name
+    // such as "prometheus" would also match Prometheus's own words.
+    token_secrets = {base.host + ":" + port};
+    if (base.host.find_first_of(".:") != std::string::npos) token_secrets.push_back(base.host);
+    const auto longest_first = [](const std::string& a, const std::string& b) {
+      return a.size() > b.size();
+    };
+    std::sort(plain_secrets.begin(), plain_secrets.end(), longest_first);
+    std::sort(token_secrets.begin(), token_secrets.end(), longest_first);
+  }
+
+  // `message` as a client may see it.
+  std::string redact(std::string message) const {
+    for (const auto& secret : plain_secrets) {
+      message = replaceAll(std::move(message), secret, false);
+    }
+    if (token) {
+      const std::string bearer = token->current();
+      if (bearer.size() >= kMinRedactedValueBytes) {
+        message = replaceAll(std::move(message), bearer, false);
+      }
+    }
+    for (const auto& secret : token_secrets) message = replaceAll(std::move(message), secret, true);
+    return message;
+  }
+
+  // The error for a non-2xx answer. The body is redacted before it is quoted: quoting shortens
+  // it, and a secret cut in half there would no longer be recognised.
+  PrometheusError errorAnswer(HttpCall& call) const {
+    const std::string body = readBody(call, kMaxErrorBodyBytes, /*fail_when_larger=*/false);
+    return errorForHttpStatus(call.status(), redact(body));
   }
 
   std::chrono::milliseconds effectiveTimeout(std::chrono::milliseconds timeout) const {
@@ -197,8 +270,7 @@ struct PrometheusClient::Impl {
     const char* method = spec.verb == Verb::kPost ? "POST" : "GET";
     const auto observe = [&](std::string_view outcome) {
       const auto waited = std::chrono::steady_clock::now() - started;
-      telemetry::SelfMetrics::instance().observePrometheusCall(endpointLabel(endpoint), outcome,
-                                                               waited);
+      self_metrics->observePrometheusCall(endpointLabel(endpoint), outcome, waited);
       telemetry::PrometheusTimeOnThisThread::add(waited);
     };
     const auto elapsed_ms = [&] {
@@ -207,14 +279,13 @@ struct PrometheusClient::Impl {
           .count();
     };
     try {
-      net::CallContext context{base.host,
-                               port,
-                               started + timeout,
-                               kTlsHint,
-                               [display = base.display(), timeout](const net::CallFailure& f) {
-                                 return callError(f, display, timeout);
-                               },
-                               canceller};
+      net::CallContext context{
+          base.host,
+          port,
+          started + timeout,
+          kTlsHint,
+          [timeout](const net::CallFailure& f) { return callError(f, timeout); },
+          canceller};
       HttpCall call(*http, makeRequest(spec), std::move(context));
       auto result = handle(call);
       observe("success");
@@ -224,7 +295,9 @@ struct PrometheusClient::Impl {
       observe(outcomeLabel(e.kind()));
       spdlog::debug("prometheus {} {}: {} (status {}) after {} ms", method, path,
                     outcomeLabel(e.kind()), e.httpStatus(), elapsed_ms());
-      throw;
+      throw PrometheusError(
+          e.kind(), e.httpStatus(), redact(e.what()),
+          std::string(method) + " " + base.display() + std::string(endpoint) + ": " + e.detail());
     } catch (...) {
       spdlog::debug("prometheus {} {}: abandoned after {} ms", method, path, elapsed_ms());
       throw;
@@ -238,10 +311,14 @@ struct PrometheusClient::Impl {
   std::unique_ptr<net::BearerTokenFile> token;
   std::unique_ptr<web::http::client::http_client> http;
   const std::shared_ptr<net::CallCanceller> canceller = std::make_shared<net::CallCanceller>();
+  std::shared_ptr<telemetry::SelfMetrics> self_metrics;
+  std::vector<std::string> plain_secrets;  // redacted wherever they occur
+  std::vector<std::string> token_secrets;  // redacted where they are a whole host-like token
 };
 
-PrometheusClient::PrometheusClient(PrometheusClientOptions options)
-    : impl_(std::make_unique<Impl>(std::move(options))) {}
+PrometheusClient::PrometheusClient(PrometheusClientOptions options,
+                                   std::shared_ptr<telemetry::SelfMetrics> self_metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(self_metrics))) {}
 
 PrometheusClient::~PrometheusClient() = default;
 
@@ -254,7 +331,7 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
                       {"time", formatPrometheusTime(at)},
                       {"timeout", formatPrometheusDuration(effective)}};
   return impl_->run("/api/v1/query", params, effective, [&](HttpCall& call) {
-    if (!isSuccess(call.status())) throw errorAnswer(call);
+    if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
     const std::string body = readBody(call, impl_->options.max_response_bytes, true);
     QueryResult result;
     try {
@@ -266,6 +343,13 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
       spdlog::warn("Prometheus warned about query {}: {}", sanitizeLine(promql, 200),
                    sanitizeLine(result.warnings.front(), 500));
     }
+    if (result.bad_samples > 0) {
+      spdlog::warn(
+          "Prometheus answered query {} with {} sample(s) timed before 1970, after 9999 or not "
+          "at all; they are left out",
+          sanitizeLine(promql, 200), result.bad_samples);
+      impl_->self_metrics->countBadSamples(result.bad_samples);
+    }
     return result;
   });
 }
@@ -275,7 +359,7 @@ void PrometheusClient::series(const std::string& selector, Clock::time_point sta
   const auto effective = impl_->effectiveTimeout(timeout);
   const Params params{{"match[]", selector}, {"start", formatPrometheusTime(start)}};
   impl_->run("/api/v1/series", params, effective, [&](HttpCall& call) {
-    if (!isSuccess(call.status())) throw errorAnswer(call);
+    if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
     BodyStreamBuf body(call, kMaxSeriesTokenBytes);
     std::istream in(&body);
     SeriesAnswer answer;

@@ -84,6 +84,10 @@ class SamplePair {
     return std::nullopt;
   }
 
+  // Whether the pair's time can be served (see isServableSampleTime); a pair that read() took
+  // but whose time is not is a bad sample, left out.
+  bool servableTime() const { return isServableSampleTime(time_); }
+
  private:
   bool shape_ok_ = false;
   std::size_t count_ = 0;
@@ -186,12 +190,17 @@ class QueryAnswerDecoder {
         if (result_token_ != Token::kArray) unexpected("vector result is not a list");
         if (vector_error_) throw badResponse(*vector_error_);
         out.samples = std::move(samples_);
+        out.bad_samples = bad_samples_;
       }
     } else if (*result_type_ == "scalar") {
       out.type = QueryResult::Type::kScalar;
       Sample sample;
       if (auto error = scalar_pair_.read(sample)) throw badResponse(*error);
-      out.samples.push_back(std::move(sample));
+      if (scalar_pair_.servableTime()) {
+        out.samples.push_back(std::move(sample));
+      } else {
+        ++out.bad_samples;
+      }
     } else if (*result_type_ == "matrix") {
       out.type = QueryResult::Type::kMatrix;
     } else if (*result_type_ == "string") {
@@ -324,6 +333,7 @@ class QueryAnswerDecoder {
       has_result_ = true;
       result_token_ = token;
       samples_.clear();
+      bad_samples_ = 0;
       vector_error_.reset();
       scalar_pair_.reset(token == Token::kArray);
       if (token == Token::kArray) return Scope::kResult;
@@ -370,6 +380,10 @@ class QueryAnswerDecoder {
     }
     if (metric_error_) return noteVectorError(*metric_error_);
     if (auto error = value_pair_.read(sample_)) return noteVectorError(*error);
+    if (!value_pair_.servableTime()) {
+      ++bad_samples_;
+      return;
+    }
     if (!vector_error_) samples_.push_back(std::move(sample_));
   }
 
@@ -395,6 +409,7 @@ class QueryAnswerDecoder {
   Token result_token_ = Token::kNull;
 
   std::vector<Sample> samples_;
+  std::size_t bad_samples_ = 0;  // elements left out for their time
   std::optional<std::string> vector_error_;
   SamplePair scalar_pair_;
 

@@ -60,6 +60,13 @@ struct SelfMetrics::Impl {
           .Name("metrics_adapter_prometheus_request_duration_seconds")
           .Help("Duration of calls to the Prometheus HTTP API, by endpoint.")
           .Register(registry);
+  Counter& bad_samples = prometheus::BuildCounter()
+                             .Name("metrics_adapter_prometheus_bad_samples_total")
+                             .Help(
+                                 "Query samples left out because their time cannot be served "
+                                 "(NaN, infinite, before 1970 or after 9999).")
+                             .Register(registry)
+                             .Add({});
   Histogram& relist_duration = prometheus::BuildHistogram()
                                    .Name("metrics_adapter_relist_duration_seconds")
                                    .Help("Duration of one rediscovery of every rule's series.")
@@ -134,6 +141,10 @@ void SelfMetrics::observePrometheusCall(std::string_view endpoint, std::string_v
       .Increment();
   impl_->prometheus_duration.Add({{"endpoint", text(endpoint)}}, kRequestBuckets)
       .Observe(latency.count());
+}
+
+void SelfMetrics::countBadSamples(std::size_t count) {
+  impl_->bad_samples.Increment(static_cast<double>(count));
 }
 
 void SelfMetrics::observeRelist(std::chrono::duration<double> duration,

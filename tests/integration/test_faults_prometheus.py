@@ -4,6 +4,11 @@ truncated bodies, a 200 MB answer, special sample values, `status: error` bodies
 For each: the Status the HPA gets, the adapter staying up, recovery once the fault clears, and
 discovery keeping its last good snapshot while relists fail."""
 
+import json
+import socket
+import sys
+import threading
+import time
 import unittest
 
 import fake_prometheus
@@ -65,6 +70,8 @@ class FaultTestCase(unittest.TestCase):
         self.assertEqual("Status", body["kind"])
         self.assertEqual(reason, body["reason"])
         self.assertIn(message_part, body["message"])
+        # Where Prometheus is stays in the adapter's log, never in what a client sees.
+        self.assertNotIn("127.0.0.1:%d" % FAKE.port, json.dumps(body))
         self.assert_up()
         return body
 
@@ -82,7 +89,10 @@ class QueryFaultTest(FaultTestCase):
         FAKE.refuse()
         self.assert_fault_answer(503, "ServiceUnavailable",
                                  "unable to fetch metrics from Prometheus: cannot reach "
-                                 "Prometheus at %s: Connection refused" % FAKE.url)
+                                 "Prometheus: Connection refused")
+        harness.wait_until(lambda: "cannot reach Prometheus" in PROCS.log(ADAPTER.process)
+                           and FAKE.url in PROCS.log(ADAPTER.process), timeout=10,
+                           what="the log naming the Prometheus URL")
         harness.wait_until(lambda: fake_prometheus.self_metric(
             ADAPTER, "metrics_adapter_relist_failed_queries") == 1, timeout=30,
             what="a relist failing while Prometheus refuses connections")
@@ -212,6 +222,170 @@ class RelistFaultTest(FaultTestCase):
         FAKE.clear_faults()
         harness.wait_until(lambda: "pods/gpu_after_hang" in discovered(ADAPTER), timeout=30,
                            what="discovery after the hang was released")
+
+
+class HoldingProxy:
+    """A TCP proxy between the adapter and the fake Prometheus. hold() makes it a Prometheus
+    that accepts connections and never answers (a stuck proxy, a half-open connection after a
+    partition): every request that arrives from then on, on a new or a kept-alive connection, is
+    read and never forwarded, and its connection is never closed from this side until stop().
+    forward() passes new requests through again; held connections stay held."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.lock = threading.Lock()
+        self.holding = False
+        self.held = []  # [{"socket": client socket, "data": bytes read}]
+        self.forwarded = []  # the bytes of each chunk passed on to Prometheus
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold(self):
+        with self.lock:
+            self.holding = True
+
+    def forward(self):
+        with self.lock:
+            self.holding = False
+
+    def held_requests(self, path):
+        with self.lock:
+            return sum(1 for held in self.held if path.encode() in held["data"])
+
+    def forwarded_requests(self, path):
+        with self.lock:
+            return sum(1 for data in self.forwarded if path.encode() in data)
+
+    def held_sockets(self):
+        with self.lock:
+            return [held["socket"] for held in self.held]
+
+    def stop(self):
+        self.listener.close()
+        with self.lock:
+            sockets = list(self.sockets)
+        for s in sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.sockets.append(client)
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        upstream = None
+        held = None
+        while True:
+            try:
+                data = client.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            with self.lock:
+                if held is None and self.holding:
+                    held = {"socket": client, "data": b""}
+                    self.held.append(held)
+                if held is not None:
+                    held["data"] += data
+                    continue
+                self.forwarded.append(data)
+            try:
+                if upstream is None:
+                    upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+                    with self.lock:
+                        self.sockets.append(upstream)
+                    threading.Thread(target=self._pump, args=(upstream, client),
+                                     daemon=True).start()
+                upstream.sendall(data)
+            except OSError:
+                break
+        if upstream is not None:
+            upstream.close()
+        if held is None:
+            client.close()  # a held connection stays open, whatever the adapter does
+
+    @staticmethod
+    def _pump(source, destination):
+        while True:
+            try:
+                data = source.recv(65536)
+                if not data:
+                    break
+                destination.sendall(data)
+            except OSError:
+                break
+        try:
+            destination.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+class HungPrometheusTest(unittest.TestCase):
+    """A Prometheus that accepts connections and never answers must not stall discovery: each
+    series call has a deadline of one relist interval (at least 5 s, docs/reliability.md), so
+    relisting resumes within two intervals of recovery while the held connections stay open."""
+
+    INTERVAL = 5  # seconds: the deadline floor, so the deadline is exactly one interval
+
+    @classmethod
+    def setUpClass(cls):
+        cls.proxy = HoldingProxy(FAKE.port)
+        config = "%s/hung-rules-%d.yaml" % (PROCS.workdir, cls.proxy.port)
+        with open(config, "w") as f:
+            f.write(fake_prometheus.POD_RULES)
+        try:
+            cls.adapter = harness.Adapter(
+                PROCS, ARGS.binary, config, cls.proxy.url,
+                extra_args=["--metrics-relist-interval=%ds" % cls.INTERVAL])
+        except Exception:
+            cls.proxy.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        PROCS.stop(cls.adapter.process)
+        cls.proxy.stop()
+
+    def test_relisting_resumes_within_two_intervals_while_held_connections_stay_open(self):
+        name = "gpu_after_held_connections"
+        self.proxy.hold()
+        harness.wait_until(lambda: self.proxy.held_requests("/api/v1/series") >= 1,
+                           timeout=3 * self.INTERVAL, what="a relist held by the proxy")
+        FAKE.add_series({"__name__": name, "namespace": "default", "pod": PODS[0]}, "7")
+        held = self.proxy.held_sockets()
+        self.assertNotIn("pods/" + name, discovered(self.adapter))  # nothing got through
+
+        series_calls = self.proxy.forwarded_requests("/api/v1/series")
+        self.proxy.forward()
+        recovered = time.monotonic()
+        budget = 2 * self.INTERVAL
+        harness.wait_until(
+            lambda: self.proxy.forwarded_requests("/api/v1/series") > series_calls,
+            timeout=budget, interval=0.05, what="a series call reaching Prometheus")
+        reached = time.monotonic() - recovered
+        harness.wait_until(lambda: "pods/" + name in discovered(self.adapter),
+                           timeout=max(0.05, recovered + budget - time.monotonic()),
+                           interval=0.05, what="the new series in discovery")
+        discovered_after = time.monotonic() - recovered
+        # Every connection held before recovery is still open on the proxy's side.
+        self.assertTrue(all(s.fileno() != -1 for s in held))
+        self.assertGreaterEqual(self.proxy.held_requests("/api/v1/series"), 1)
+        print("\nrelist interval %ds: series call %.2fs and discovery %.2fs after recovery, "
+              "%d held connection(s) open" % (self.INTERVAL, reached, discovered_after,
+                                              len(held)), file=sys.stderr)
+        self.assertIsNone(self.adapter.process.poll(), "the adapter exited")
 
 
 if __name__ == "__main__":

@@ -14,21 +14,40 @@
 #include "metrics_adapter/discovery/registry.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
 
+namespace metrics_adapter::telemetry {
+class SelfMetrics;
+}
+
 namespace metrics_adapter::discovery {
+
+// The shortest deadline a /api/v1/series call gets, however short the relist interval: below
+// this a large but healthy answer (a 1M-series relist takes about 1.3 s of CPU) would fail.
+inline constexpr std::chrono::milliseconds kMinSeriesDeadline{std::chrono::seconds(5)};
 
 struct RelistOptions {
   std::chrono::milliseconds interval{std::chrono::minutes(1)};  // --metrics-relist-interval
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};   // --metrics-max-age
-  std::chrono::milliseconds series_timeout{std::chrono::seconds(30)};
+  // The floor of seriesDeadline(); only tests lower it.
+  std::chrono::milliseconds min_series_deadline = kMinSeriesDeadline;
 };
 
+// The deadline of each /api/v1/series call of a relist: the relist interval, but at least
+// options.min_series_deadline (docs/reliability.md, "A hung Prometheus"). The Prometheus client
+// caps it further by its own client timeout. A call still unanswered then is abandoned, so a
+// Prometheus that accepts connections and never answers cannot hold discovery past it.
+std::chrono::milliseconds seriesDeadline(const RelistOptions& options);
+
 // Discovers metrics: one /api/v1/series call per distinct seriesQuery, all in parallel, every
-// interval. A failing query keeps the last good findings of its rules; every run ends with a
-// new immutable snapshot swapped in atomically. Thread-safe.
+// interval, each with seriesDeadline(). Runs start on a fixed schedule, one interval after the
+// previous run started (at once when that run took longer). A failing query keeps the last good
+// findings of its rules; every run ends with a new immutable snapshot swapped in atomically.
+// Relies on `prometheus` honouring the timeout it is given. Thread-safe.
 class Relister {
  public:
+  // `self_metrics` records the relist and rule metrics; null records into a private instance.
   Relister(std::shared_ptr<const RuleSet> rule_set,
-           std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options);
+           std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options,
+           std::shared_ptr<telemetry::SelfMetrics> self_metrics = nullptr);
   ~Relister();  // stops the loop
 
   // Runs one relist now, on the calling thread.
@@ -52,6 +71,7 @@ class Relister {
  private:
   std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   RelistOptions options_;
+  std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
 
   mutable std::mutex mutex_;  // guards the members below, never held during I/O
   std::shared_ptr<const RuleSet> rule_set_;

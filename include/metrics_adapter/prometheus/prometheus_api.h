@@ -1,11 +1,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace metrics_adapter::prometheus {
@@ -18,12 +20,24 @@ struct Sample {
   double timestamp = 0;  // seconds since the epoch, as Prometheus reports it
 };
 
+// Sample times the adapter serves, in seconds since the epoch: from the epoch up to
+// 9999-12-31T23:59:59Z, the last second an RFC 3339 time with a four-digit year can name.
+inline constexpr double kMaxSampleTime = 253402300799.0;
+
+// False for NaN, ±Inf and every time outside [0, kMaxSampleTime]. A sample with such a time is
+// a bad sample: left out of the answer, never converted to an integer time.
+inline bool isServableSampleTime(double seconds_since_epoch) {
+  return seconds_since_epoch >= 0 && seconds_since_epoch <= kMaxSampleTime;
+}
+
 struct QueryResult {
   enum class Type { kVector, kScalar, kMatrix, kString };
   Type type = Type::kVector;
   std::vector<Sample> samples;  // vector: one per series; scalar: one without labels;
                                 // matrix/string: empty (callers treat them as errors)
   std::vector<std::string> warnings;
+  // Samples left out of `samples` because their time is not isServableSampleTime().
+  std::size_t bad_samples = 0;
 };
 
 // Called once per series of a /api/v1/series answer, while the answer is being parsed.
@@ -32,6 +46,8 @@ using SeriesVisitor = std::function<void(std::string_view metric_name,
                                          const std::vector<std::string_view>& label_names)>;
 
 // Why a call failed; the API layer maps kUnreachable/kTimeout/kHttpStatus(5xx) to 503.
+// what() may reach API clients: it quotes Prometheus's own words but names no URL, host, port
+// or credential. detail() is for the log and may name them.
 class PrometheusError : public std::runtime_error {
  public:
   enum class Kind {
@@ -41,14 +57,20 @@ class PrometheusError : public std::runtime_error {
     kApiError,     // {"status":"error"}: message is "<errorType>: <error>"
     kBadResponse,  // undecodable / truncated / too large body
   };
-  PrometheusError(Kind kind, int http_status, const std::string& message)
-      : std::runtime_error(message), kind_(kind), http_status_(http_status) {}
+  PrometheusError(Kind kind, int http_status, const std::string& message, std::string detail = "")
+      : std::runtime_error(message),
+        kind_(kind),
+        http_status_(http_status),
+        detail_(std::move(detail)) {}
   Kind kind() const { return kind_; }
   int httpStatus() const { return http_status_; }  // 0 when no response
+  // The message with internal detail, for the log only; what() when there is none.
+  std::string detail() const { return detail_.empty() ? std::string(what()) : detail_; }
 
  private:
   Kind kind_;
   int http_status_;
+  std::string detail_;
 };
 
 // The Prometheus HTTP API as the adapter uses it. Implementations are thread-safe.

@@ -9,6 +9,10 @@
 
 #include "metrics_adapter/prometheus/prometheus_api.h"
 
+namespace metrics_adapter::telemetry {
+class SelfMetrics;
+}
+
 namespace metrics_adapter::prometheus {
 
 struct PrometheusClientOptions {
@@ -36,9 +40,15 @@ struct PrometheusClientOptions {
 // Calls block the calling thread until the answer or the deadline, which is the call's timeout
 // capped by client_timeout (a timeout <= 0 means client_timeout); do not call them from
 // cpprestsdk's own thread pool. Redirects are not followed (a 3xx fails as kHttpStatus).
+// A PrometheusError's what() never names the URL, host, port, URL query, header values or
+// bearer token, even when Prometheus or a proxy quotes them ("[redacted]"); its detail() does.
+// Query samples whose time cannot be served are left out (QueryResult::bad_samples), logged once
+// per answer and counted in `self_metrics`.
 class PrometheusClient : public PrometheusApi {
  public:
-  explicit PrometheusClient(PrometheusClientOptions options);
+  // `self_metrics` records every call; null records into a private instance.
+  explicit PrometheusClient(PrometheusClientOptions options,
+                            std::shared_ptr<telemetry::SelfMetrics> self_metrics = nullptr);
   ~PrometheusClient() override;
 
   QueryResult query(const std::string& promql, Clock::time_point at,

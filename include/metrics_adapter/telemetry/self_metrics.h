@@ -35,6 +35,9 @@ class SelfMetrics {
   void observePrometheusCall(std::string_view endpoint, std::string_view outcome,
                              std::chrono::duration<double> latency);
 
+  // Samples of one Prometheus answer left out because their time cannot be served.
+  void countBadSamples(std::size_t count);
+
   // One relist run, and what each rule found in it (rule = "rules[0]", "externalRules[1]").
   void observeRelist(std::chrono::duration<double> duration, std::size_t failed_queries);
   void setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -346,6 +347,19 @@ TEST(FormatTimestampTest, SecondPrecisionUtc) {
   EXPECT_EQ(formatTimestamp(0), "1970-01-01T00:00:00Z");
   EXPECT_EQ(formatTimestamp(1714564800.999), "2024-05-01T12:00:00Z");
   EXPECT_EQ(formatTimestamp(std::nan("")), "1970-01-01T00:00:00Z");
+}
+
+// Times no time_t holds are never converted to one (undefined behaviour, caught by UBSan's
+// float-cast-overflow): they are clamped to the servable range first.
+TEST(FormatTimestampTest, TimesOutsideTheServableRangeAreClampedNotCast) {
+  EXPECT_EQ(formatTimestamp(253402300799.0), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(formatTimestamp(253402300800.0), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(formatTimestamp(1e300), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(formatTimestamp(std::numeric_limits<double>::max()), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(formatTimestamp(std::numeric_limits<double>::infinity()), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(formatTimestamp(-1e300), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(formatTimestamp(-std::numeric_limits<double>::infinity()), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(formatTimestamp(-0.5), "1970-01-01T00:00:00Z");
 }
 
 }  // namespace

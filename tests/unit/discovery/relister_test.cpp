@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 #include "metrics_adapter/config/config.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 #include "unit/fake_prometheus.h"
 
 namespace metrics_adapter::discovery {
@@ -78,6 +85,104 @@ TEST_F(RelisterTest, OneFailingQueryDoesNotHideTheOthers) {
   EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
   EXPECT_EQ(relister.lastErrors().at("inference_gpu_util"), "boom");
   EXPECT_EQ(relister.lastErrors().at("{__name__=~\"^DCGM_.*\"}"), "");
+}
+
+TEST_F(RelisterTest, RecordsIntoTheSelfMetricsItIsGiven) {
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  Relister relister(ruleSet(kube::RestMapper::builtin().resources()), prometheus_, RelistOptions{},
+                    metrics);
+  relister.relistOnce();
+  EXPECT_NE(metrics->exposition().find("metrics_adapter_relist_duration_seconds_count 1"),
+            std::string::npos)
+      << metrics->exposition();
+  EXPECT_NE(metrics->exposition().find(R"(metrics_adapter_rule_series{rule="rules[0]"} 1)"),
+            std::string::npos)
+      << metrics->exposition();
+}
+
+TEST(SeriesDeadlineTest, IsTheRelistIntervalButNeverBelowTheFloor) {
+  using std::chrono::milliseconds;
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  struct Case {
+    milliseconds interval;
+    milliseconds expected;
+  };
+  const std::vector<Case> cases = {{minutes(10), minutes(10)},
+                                   {minutes(1), minutes(1)},
+                                   {seconds(5), seconds(5)},
+                                   {seconds(1), kMinSeriesDeadline},
+                                   {milliseconds(1), kMinSeriesDeadline}};
+  for (const auto& c : cases) {
+    RelistOptions options;
+    options.interval = c.interval;
+    EXPECT_EQ(seriesDeadline(options), c.expected) << c.interval.count();
+  }
+  EXPECT_EQ(kMinSeriesDeadline, seconds(5));  // as docs/reliability.md says
+}
+
+// A Prometheus whose first series call hangs until the deadline it was given, as a call to a
+// Prometheus that accepts connections and never answers does in the real client, and which
+// answers every later call.
+class HangingOncePrometheus : public prometheus::PrometheusApi {
+ public:
+  prometheus::QueryResult query(const std::string&, prometheus::Clock::time_point,
+                                std::chrono::milliseconds) override {
+    return {};
+  }
+  void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds timeout,
+              const prometheus::SeriesVisitor& visitor) override {
+    std::unique_lock lock(mutex_);
+    timeouts_.push_back(timeout);
+    if (timeouts_.size() == 1) {
+      released_.wait_for(lock, timeout, [this] { return release_; });
+      throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kTimeout, 0,
+                                        "Prometheus did not answer");
+    }
+    lock.unlock();
+    visitor("DCGM_FI_DEV_GPU_UTIL", {"namespace", "pod"});
+  }
+  // Ends a hang at once (so a failing test does not wait out a long deadline).
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      release_ = true;
+    }
+    released_.notify_all();
+  }
+  std::vector<std::chrono::milliseconds> timeouts() {
+    std::lock_guard lock(mutex_);
+    return timeouts_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool release_ = false;
+  std::vector<std::chrono::milliseconds> timeouts_;
+};
+
+TEST(RelisterDeadlineTest, AHungSeriesCallEndsAtTheIntervalAndRelistingGoesOn) {
+  using std::chrono::milliseconds;
+  auto prometheus = std::make_shared<HangingOncePrometheus>();
+  RelistOptions options;
+  options.interval = milliseconds(200);
+  options.min_series_deadline = milliseconds(200);  // the 5 s floor would only slow the test
+  Relister relister(ruleSet(kube::RestMapper::builtin().resources()), prometheus, options);
+  relister.start();
+  // Generous: only a relister that waits on the hung call much longer than its deadline fails.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL") &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"))
+      << "no relist after the hung call";
+  const auto timeouts = prometheus->timeouts();
+  ASSERT_FALSE(timeouts.empty());
+  EXPECT_EQ(timeouts.front(), milliseconds(200));
+  prometheus->release();
+  relister.stop();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "metrics_adapter/telemetry/self_metrics.h"
 #include "unit/prometheus/fake_prometheus.h"
 
 namespace metrics_adapter::prometheus {
@@ -108,6 +109,34 @@ TEST(PrometheusClientQueryTest, TimeoutParameterIsTheEffectiveTimeout) {
   EXPECT_EQ(formValue(requests[0].query(), "timeout"), "1500ms");
   EXPECT_EQ(formValue(requests[1].query(), "timeout"), "250ms");
   EXPECT_EQ(formValue(requests[2].query(), "timeout"), "1500ms");
+}
+
+// The value of an unlabelled metric in `exposition`, or -1 when it is absent.
+double metricValue(const std::string& exposition, const std::string& name) {
+  const auto at = exposition.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(exposition.substr(at + name.size() + 2));
+}
+
+TEST(PrometheusClientQueryTest, SamplesWithUnservableTimesAreLeftOutAndCounted) {
+  FakePrometheus fake(always(json(
+      R"({"status":"success","data":{"resultType":"vector","result":[)"
+      R"({"metric":{"pod":"a"},"value":[1e300,"1"]},{"metric":{"pod":"b"},"value":[-1e300,"2"]},)"
+      R"({"metric":{"pod":"c"},"value":[253402300800,"3"]},{"metric":{"pod":"d"},"value":[1700000000,"4"]}]}})")));
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  PrometheusClient client(optionsFor(fake), metrics);
+  for (int answer = 0; answer < 2; ++answer) {
+    const QueryResult result = client.query("up", kAt, kGenerous);
+    ASSERT_EQ(result.samples.size(), 1u);
+    EXPECT_EQ(result.samples[0].labels.at("pod"), "d");
+    EXPECT_EQ(result.bad_samples, 3u);
+  }
+  const std::string exposition = metrics->exposition();
+  EXPECT_EQ(metricValue(exposition, "metrics_adapter_prometheus_bad_samples_total"), 6)
+      << exposition;
+  // Calls are recorded in the SelfMetrics the client was given.
+  EXPECT_NE(exposition.find(R"(endpoint="query",outcome="success"} 2)"), std::string::npos)
+      << exposition;
 }
 
 TEST(PrometheusClientQueryTest, AwkwardPromQLArrivesIntactWithEitherVerb) {
@@ -336,9 +365,73 @@ TEST(PrometheusClientErrorTest, ConnectionRefusedIsUnreachableWithTheCause) {
   const PrometheusError error = errorOf([&] { client.query("up", kAt, kGenerous); });
   EXPECT_EQ(error.kind(), Kind::kUnreachable);
   EXPECT_EQ(error.httpStatus(), 0);
-  EXPECT_STREQ(error.what(), ("cannot reach Prometheus at http://127.0.0.1:" +
-                              std::to_string(port) + ": Connection refused")
-                                 .c_str());
+  // The client-facing message names no address; the log's detail does.
+  EXPECT_STREQ(error.what(), "cannot reach Prometheus: Connection refused");
+  EXPECT_EQ(error.detail(), "GET http://127.0.0.1:" + std::to_string(port) +
+                                "/api/v1/query: cannot reach Prometheus: Connection refused");
+}
+
+// Whatever Prometheus or a proxy in front of it quotes back, a client-facing message names no
+// URL, address, port, URL query or credential; detail() keeps them for the log.
+TEST(PrometheusClientErrorTest, ClientMessagesNameNoAddressOrCredential) {
+  const std::string token_value = "token-s3cr3t-9f8e";
+  std::string quoted;  // filled once the fake's port is known
+  std::mutex mutex;
+  int status = 502;
+  bool as_prometheus_error = false;
+  FakePrometheus fake([&](const RecordedRequest&) {
+    std::lock_guard lock(mutex);
+    if (as_prometheus_error) {
+      return json(R"({"status":"error","errorType":"unavailable","error":")" + quoted + R"("})",
+                  status);
+    }
+    return json(quoted, status);
+  });
+  const std::string address = fake.url().substr(std::string("http://").size());  // host:port
+  const std::string port = address.substr(address.find(':') + 1);
+  PrometheusClientOptions options = optionsFor(fake, "/prom?tenant=tenant-s3cr3t-77&dedup=true");
+  options.headers = {{"X-Scope-OrgID", "org-s3cr3t-1234"},
+                     {"Authorization", "Bearer " + token_value},
+                     {"X-Short", "1"}};
+  {
+    std::lock_guard lock(mutex);
+    quoted = "127.0.0.10 and prometheus_http_requests_total are no secrets; upstream " +
+             options.url + " via " + address + " (host 127.0.0.1) org-s3cr3t-1234 Bearer " +
+             token_value + " tenant-s3cr3t-77";
+  }
+  PrometheusClient client(options);
+  const std::vector<std::string> secrets = {fake.url(), address, ":" + port, "s3cr3t"};
+  for (const bool prometheus_error : {false, true}) {
+    for (const int code : {502, 400}) {
+      {
+        std::lock_guard lock(mutex);
+        as_prometheus_error = prometheus_error;
+        status = code;
+      }
+      const PrometheusError query_error = errorOf([&] { client.query("up", kAt, kGenerous); });
+      const PrometheusError series_error =
+          errorOf([&] { client.series("up", kAt, kGenerous, [](auto, const auto&) {}); });
+      for (const auto& error : {query_error, series_error}) {
+        const std::string message = error.what();
+        for (const auto& secret : secrets) {
+          EXPECT_EQ(message.find(secret), std::string::npos)
+              << "\"" << secret << "\" in: " << message;
+        }
+        std::string without_lookalike = message;
+        if (const auto at = without_lookalike.find("127.0.0.10"); at != std::string::npos) {
+          without_lookalike.erase(at, 10);
+        }
+        EXPECT_EQ(without_lookalike.find("127.0.0.1"), std::string::npos) << message;
+        // Prometheus's own words stay, and so does what only looks like the host.
+        EXPECT_NE(message.find("127.0.0.10 and prometheus_http_requests_total are no secrets"),
+                  std::string::npos)
+            << message;
+        EXPECT_NE(message.find("[redacted]"), std::string::npos) << message;
+        EXPECT_NE(error.detail().find(fake.url() + "/prom/api/v1/"), std::string::npos)
+            << error.detail();
+      }
+    }
+  }
 }
 
 TEST(PrometheusClientTimeoutTest, HungServerCannotHoldACallPastItsDeadline) {

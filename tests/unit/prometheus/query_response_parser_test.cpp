@@ -60,6 +60,66 @@ TEST(ParseQueryResponseTest, SpecialValuesAreKeptAsDoubles) {
   }
 }
 
+// Times no time_t can hold (undefined behaviour to convert), before 1970 or after 9999 make a
+// bad sample: left out and counted, while the answer's other samples are served.
+TEST(ParseQueryResponseTest, SamplesWithTimesOutsideTheServableRangeAreLeftOutAndCounted) {
+  struct Case {
+    std::string time;  // JSON number text
+    bool servable;
+  };
+  const std::vector<Case> cases = {
+      {"0", true},
+      {"1700000000.123", true},
+      {"253402300799", true},  // 9999-12-31T23:59:59Z
+      {"253402300800", false},
+      {"1e300", false},
+      {"-1e300", false},
+      {"1.7976931348623157e308", false},  // the largest double
+      {"-1.7976931348623157e308", false},
+      {"-0.5", false},
+      {"9223372036854775807", false},
+      {"-9223372036854775808", false},
+      {"99999999999999999999999", false},
+  };
+  for (const auto& c : cases) {
+    const QueryResult vector = parseQueryResponse(
+        answer("vector", R"([{"metric":{"pod":"bad"},"value":[)" + c.time +
+                             R"(,"1"]},{"metric":{"pod":"good"},"value":[1700000000,"2"]}])"));
+    ASSERT_EQ(vector.samples.size(), c.servable ? 2u : 1u) << c.time;
+    EXPECT_EQ(vector.bad_samples, c.servable ? 0u : 1u) << c.time;
+    EXPECT_EQ(vector.samples.back().labels.at("pod"), "good") << c.time;
+
+    const QueryResult scalar = parseQueryResponse(answer("scalar", "[" + c.time + R"(,"1"])"));
+    EXPECT_EQ(scalar.type, QueryResult::Type::kScalar);
+    EXPECT_EQ(scalar.samples.size(), c.servable ? 1u : 0u) << c.time;
+    EXPECT_EQ(scalar.bad_samples, c.servable ? 0u : 1u) << c.time;
+  }
+}
+
+// JSON has no NaN or infinity, and a number too large for a double is undecodable: the answer
+// fails as a whole rather than turning into an infinite time.
+TEST(ParseQueryResponseTest, TimesTooLargeForADoubleAreUndecodable) {
+  for (const std::string time : {"1e999", "-1e999"}) {
+    try {
+      parseQueryResponse(answer("vector", R"([{"metric":{},"value":[)" + time + R"(,"1"]}])"));
+      ADD_FAILURE() << time;
+    } catch (const PrometheusError& e) {
+      EXPECT_EQ(e.kind(), Kind::kBadResponse) << time;
+    }
+  }
+}
+
+TEST(SampleTimeTest, OnlyTimesFromTheEpochToTheYear9999AreServable) {
+  EXPECT_TRUE(isServableSampleTime(0));
+  EXPECT_TRUE(isServableSampleTime(kMaxSampleTime));
+  EXPECT_FALSE(isServableSampleTime(std::nextafter(kMaxSampleTime, 1e300)));
+  EXPECT_FALSE(isServableSampleTime(-std::numeric_limits<double>::denorm_min()));
+  EXPECT_FALSE(isServableSampleTime(std::numeric_limits<double>::quiet_NaN()));
+  EXPECT_FALSE(isServableSampleTime(std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(isServableSampleTime(-std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(isServableSampleTime(std::numeric_limits<double>::max()));
+}
+
 TEST(ParseQueryResponseTest, ScalarIsOneSampleWithoutLabels) {
   const QueryResult result = parseQueryResponse(answer("scalar", R"([1700000000.123,"42"])"));
   EXPECT_EQ(result.type, QueryResult::Type::kScalar);

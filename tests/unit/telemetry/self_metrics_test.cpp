@@ -207,6 +207,7 @@ TEST(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   metrics().setRuleDiscovery("rules[70]", 1, 1);
   metrics().countRuleError("rules[70]");
   metrics().setBuildInfo("0.0.3-test");
+  metrics().countBadSamples(1);
   const std::string text = metrics().exposition();
   std::istringstream in(text);
   std::string line;
@@ -219,8 +220,9 @@ TEST(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
     }
     if (line.rfind("# HELP metrics_adapter_", 0) == 0) ++helps;
   }
-  EXPECT_EQ(14, families);  // the fourteen metrics the issue lists
-  EXPECT_EQ(14, helps);
+  // The fourteen metrics the issue lists, and metrics_adapter_prometheus_bad_samples_total.
+  EXPECT_EQ(15, families);
+  EXPECT_EQ(15, helps);
 }
 
 TEST(PrometheusTimeOnThisThreadTest, AddsUpPerThreadUntilReset) {
