@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clang-tidy with the repository's .clang-tidy (STYLE.md: bugprone, performance, modernize and our
+# clang-tidy with the repository's .clang-tidy (bugprone, performance, modernize and our
 # naming) over src/, or over the files given. Any finding fails. It needs a configured build
 # directory for compile_commands.json; the sanitizer build's (clang) is the default.
 #

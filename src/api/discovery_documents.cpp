@@ -54,7 +54,8 @@ Json customMetricsResourceList(const std::string& version,
   Json resources = Json::array();
   for (const auto& metric : snapshot.customMetrics()) {
     // Scope comes from the resource itself, so every entry sharing a resource prefix agrees
-    // (the aggregator drops the whole group-version otherwise, api.md §4.6).
+    // (the aggregator drops the whole group-version otherwise, docs/api-contract.md "Discovery
+    // documents").
     resources.push_back({{"name", metric.resource.groupResource() + "/" + metric.metric},
                          {"singularName", ""},
                          {"namespaced", metric.resource.namespaced},

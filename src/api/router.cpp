@@ -22,8 +22,8 @@ bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-// JSON is served when the client accepts it at all (api.md §2.3): the HPA lists protobuf
-// first but also */*, and decodes by our Content-Type.
+// JSON is served when the client accepts it at all (docs/api-contract.md "Content negotiation"):
+// the HPA lists protobuf first but also */*, and decodes by our Content-Type.
 bool acceptsJson(const std::string& accept) {
   if (accept.empty()) return true;
   std::size_t begin = 0;

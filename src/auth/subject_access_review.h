@@ -13,9 +13,10 @@ inline constexpr const char* kSubjectAccessReviewPath =
     "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
 // The authorization.k8s.io/v1 SubjectAccessReview that client-go's webhook authorizer sends for
-// `user` doing `attributes` (api.md §9.8): empty fields omitted, resourceAttributes for resource
-// requests, nonResourceAttributes {path, verb} otherwise. Strings are passed through as they
-// are; invalid UTF-8 must be dealt with when the body is serialised.
+// `user` doing `attributes` (docs/api-contract.md "Authorization (delegated)"): empty fields
+// omitted, resourceAttributes for resource requests, nonResourceAttributes {path, verb} otherwise.
+// Strings are passed through as they are; invalid UTF-8 must be dealt with when the body is
+// serialised.
 nlohmann::json subjectAccessReview(const UserInfo& user, const server::RequestInfo& attributes);
 
 // The decision in a SubjectAccessReview answer: status.allowed -> kAllowed; otherwise kDenied

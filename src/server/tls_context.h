@@ -10,8 +10,8 @@ namespace metrics_adapter::server {
 
 // A server SSL context: the policy's minimum version and TLS 1.2 ciphers, ALPN "http/1.1" only
 // (h2 is never selected), no session resumption, and a client certificate requested but not
-// required or verified (verification is the application's job, api.md §2.1). Throws
-// std::runtime_error when OpenSSL rejects the policy or the pair.
+// required or verified (verification is the application's job, docs/api-contract.md "TLS and client
+// certificates"). Throws std::runtime_error when OpenSSL rejects the policy or the pair.
 std::shared_ptr<boost::asio::ssl::context> makeServerContext(const TlsPolicy& policy,
                                                              const CertificatePair& pair);
 

@@ -394,7 +394,7 @@ current-context: adapter
 
 def milli_quantity(value):
     """The expected quantity string, computed independently of the adapter: trunc(v*1000)
-    milli-units in canonical DecimalSI form (api.md §5.2)."""
+    milli-units in canonical DecimalSI form (docs/api-contract.md "Quantities")."""
     milli = int(value * 1000)
     if milli == 0:
         return "0"

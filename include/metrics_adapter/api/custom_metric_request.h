@@ -7,7 +7,8 @@
 
 namespace metrics_adapter::api {
 
-// One custom.metrics.k8s.io metric request, after routing (api.md §3.2).
+// One custom.metrics.k8s.io metric request, after routing (docs/api-contract.md "Custom metrics
+// routes").
 struct CustomMetricRequest {
   std::string version;         // "v1beta1" | "v1beta2"
   std::string resource;        // URL segment: "pods", "deployments.apps"; "namespaces" for R3

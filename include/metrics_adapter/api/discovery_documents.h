@@ -11,9 +11,9 @@ inline constexpr const char* kCustomMetricsGroup = "custom.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsGroup = "external.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsVersion = "v1beta1";
 
-// APIGroupList for /apis (api.md §4.6, conformance C6): custom.metrics.k8s.io, then
-// external.metrics.k8s.io. Both are always listed, rules or not, so neither APIService goes
-// unavailable (api.md §10 item 1).
+// APIGroupList for /apis (docs/api-contract.md "Discovery documents", conformance C6):
+// custom.metrics.k8s.io, then external.metrics.k8s.io. Both are always listed, rules or not, so
+// neither APIService goes unavailable (docs/api-contract.md "Availability pitfalls" item 1).
 Json apiGroupList();
 // APIGroup for /apis/custom.metrics.k8s.io (C9): versions v1beta1 and v1beta2.
 Json customMetricsGroup();

@@ -13,7 +13,8 @@
 
 namespace metrics_adapter::api {
 
-// One external.metrics.k8s.io/v1beta1 metric request, after routing (api.md §3.3).
+// One external.metrics.k8s.io/v1beta1 metric request, after routing (docs/api-contract.md "External
+// metrics routes").
 struct ExternalMetricRequest {
   std::string namespace_name;  // the HPA's namespace; always present
   std::string metric;

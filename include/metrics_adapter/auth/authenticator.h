@@ -13,8 +13,8 @@
 
 namespace metrics_adapter::auth {
 
-// Whom to trust for what (api.md §9.7). From flags, or from the
-// kube-system/extension-apiserver-authentication ConfigMap.
+// Whom to trust for what (docs/api-contract.md "Authentication (delegated)"). From flags, or from
+// the kube-system/extension-apiserver-authentication ConfigMap.
 struct AuthenticationConfig {
   std::string client_ca_pem;               // client certificates: user = CN, groups = O
   std::string requestheader_ca_pem;        // the front proxy's (aggregator's) client certificate

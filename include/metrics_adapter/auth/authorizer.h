@@ -30,10 +30,11 @@ struct AuthorizationResult {
   std::string reason;
 };
 
-// Delegated authorization (api.md §9.8): always-allow paths and the system:masters group are
-// allowed without asking; everything else is a SubjectAccessReview, cached by (user, attributes)
-// for allowed_ttl / denied_ttl (a failed review, kUnavailable, is never cached). Thread-safe;
-// no lock is held during a review, so concurrent identical requests may each ask.
+// Delegated authorization (docs/api-contract.md "Authorization (delegated)"): always-allow paths
+// and the system:masters group are allowed without asking; everything else is a
+// SubjectAccessReview, cached by (user, attributes) for allowed_ttl / denied_ttl (a failed review,
+// kUnavailable, is never cached). Thread-safe; no lock is held during a review, so concurrent
+// identical requests may each ask.
 class Authorizer {
  public:
   // `api` may be null: what the rules above do not allow is then denied without a reason
@@ -58,7 +59,7 @@ class Authorizer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The 403 message upstream writes (api.md §4.7), e.g.
+// The 403 message upstream writes (docs/api-contract.md "Status responses"), e.g.
 // `pods.custom.metrics.k8s.io "*" is forbidden: User "alice" cannot get resource
 // "pods/http_requests" in API group "custom.metrics.k8s.io" in the namespace "default"`,
 // with ": <reason>" appended when the review gave one.

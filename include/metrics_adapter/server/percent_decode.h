@@ -7,8 +7,8 @@
 namespace metrics_adapter::server {
 
 // Go's url.PathUnescape, or url.QueryUnescape with `plus_is_space` ('+' becomes ' '): every
-// %XX becomes the byte XX (api.md §2.4). nullopt when a '%' is not followed by two hex digits.
-// The result may hold any byte, including NUL and invalid UTF-8.
+// %XX becomes the byte XX (docs/api-contract.md "URL decoding"). nullopt when a '%' is not followed
+// by two hex digits. The result may hold any byte, including NUL and invalid UTF-8.
 std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space);
 
 // The inverse for building targets (tools that send what an HPA would): every byte outside

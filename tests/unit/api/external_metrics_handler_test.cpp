@@ -28,7 +28,7 @@ using ::testing::IsEmpty;
 using testing::sample;
 
 // One rule per way an external rule finds (or lacks) the namespace label
-// (prometheus-adapter.md §3.5).
+// (docs/api-contract.md "prometheus-adapter: external metrics rendering").
 constexpr const char* kExternalRules = R"(
 externalRules:
 - seriesQuery: '{__name__="queue_messages_ready"}'
@@ -102,7 +102,8 @@ std::pair<int, std::string> outcome(const ExternalMetricsHandler& handler,
 }
 
 // Selector -> .LabelMatchers for a namespaced and a non-namespaced rule, operator × number of
-// values (prometheus-adapter.md §3.4 and §3.5; in/notin values regex-escaped per decisions.md).
+// values (docs/api-contract.md "prometheus-adapter: selector to PromQL" and §3.5; in/notin values
+// regex-escaped per docs/api-contract.md "Decisions: better on purpose").
 struct SelectorCase {
   std::string selector;
   std::string namespaced;      // queue_messages_ready, namespace label "namespace"
@@ -162,7 +163,7 @@ TEST(ExternalQueryTest, NamespaceLabelFromTheTemplate) {
 TEST(ExternalQueryTest, TemplateFieldsAsUpstream) {
   ExternalFixture fixture;
   // .LabelValuesByName: selector values joined with '|', the namespace label -> namespace;
-  // .GroupBy "" and .GroupBySlice [] (prometheus-adapter.md §3.2).
+  // .GroupBy "" and .GroupBySlice [] (docs/api-contract.md "prometheus-adapter: label matchers").
   EXPECT_EQ(fixture.queryFor("templated_depth", "queue in (b,a)"),
             R"(sum(templated_depth{queue="a|b",ns="default"}) by () [])");
 }
@@ -411,7 +412,8 @@ TEST(ExternalDiscoveryTest, ResourceListAndGroups) {
   std::vector<std::string> names;
   for (const auto& resource : list["resources"]) {
     names.push_back(resource["name"].get<std::string>());
-    // api.md §4.6: upstream's entry shape, namespaced even for namespaced: false rules.
+    // docs/api-contract.md "Discovery documents": upstream's entry shape, namespaced even for
+    // namespaced: false rules.
     EXPECT_EQ(resource, Json({{"name", resource["name"]},
                               {"singularName", ""},
                               {"namespaced", true},

@@ -25,7 +25,8 @@ json configMap(json data) {
       {"data", std::move(data)}};
 }
 
-// The kubeadm ConfigMap of api.md §9.7, lists written as JSON inside strings.
+// The kubeadm ConfigMap of docs/api-contract.md "Authentication (delegated)", lists written as JSON
+// inside strings.
 TEST(AuthenticationConfigTest, ReadsEveryKeyOfTheKubeadmConfigMap) {
   const TestAuthority client_ca = makeAuthority("client-ca");
   const TestAuthority front_proxy_ca = makeAuthority("front-proxy-ca");

@@ -83,8 +83,8 @@ CertificateSpec clientSpec(const std::string& common_name, Strings organizations
       common_name, std::move(organizations), {{NID_ext_key_usage, "clientAuth"}}};
 }
 
-// The set-up of api.md §11.6: front-proxy CA with leaf CN front-proxy-client, client CA with
-// leaf CN alice / O devs, allowed names ["front-proxy-client"].
+// The set-up of docs/api-contract.md "Auth conformance cases": front-proxy CA with leaf CN
+// front-proxy-client, client CA with leaf CN alice / O devs, allowed names ["front-proxy-client"].
 class AuthenticatorTest : public ::testing::Test {
  protected:
   AuthenticatorTest() {

@@ -75,7 +75,8 @@ class ManualClock {
   std::chrono::steady_clock::time_point now_{seconds(1000)};
 };
 
-// The user of api.md §11.6 C50, as the front-proxy headers give it.
+// The user of docs/api-contract.md "Auth conformance cases" C50, as the front-proxy headers give
+// it.
 UserInfo alice() {
   return {"alice", "", {"devs", "system:authenticated"}, {{"scopes", {"a", "b"}}}};
 }
@@ -418,7 +419,8 @@ server::RequestInfo attributesOf(const std::string& target) {
   return server::parseRequestInfo("GET", target);
 }
 
-// api.md §4.7 and upstream's responsewriters.forbiddenMessage + apierrors.NewForbidden.
+// docs/api-contract.md "Status responses" and upstream's responsewriters.forbiddenMessage +
+// apierrors.NewForbidden.
 TEST(ForbiddenMessageTest, FormatsOfSection4_7) {
   const UserInfo bob{"bob", "", {}, {}};
   const std::vector<MessageCase> cases = {

@@ -47,8 +47,8 @@ struct RejectionCase {
 
 void PrintTo(const RejectionCase& value, std::ostream* out) { *out << value.name; }
 
-// Each leaf is signed by the trusted CA but must still be refused (api.md §2.1: EKU clientAuth,
-// validity checked).
+// Each leaf is signed by the trusted CA but must still be refused (docs/api-contract.md "TLS and
+// client certificates": EKU clientAuth, validity checked).
 class X509VerifierRejectionTest : public ::testing::TestWithParam<RejectionCase> {};
 
 TEST_P(X509VerifierRejectionTest, RefusesLeaf) {

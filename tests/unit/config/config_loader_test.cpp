@@ -160,7 +160,8 @@ struct ErrorCase {
   const char* message;
 };
 
-// Every error names the file, the YAML path and the problem, then the line (STYLE.md, §2.4).
+// Every error names the file, the YAML path and the problem, then the line (docs/api-contract.md
+// "prometheus-adapter: config validation at load").
 class ParseConfigErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(ParseConfigErrorTest, NamesFilePathAndLine) {

@@ -78,7 +78,8 @@ TEST(CompileRulesTest, DcgmPresetCompiles) {
 }
 
 // The sample's cheddar rule overrides cheese.io/brand, which this cluster lacks: the rule is
-// disabled with a warning that points at the line (decisions.md #10), the others serve.
+// disabled with a warning that points at the line (docs/api-contract.md "Decisions: better on
+// purpose" 10), the others serve.
 TEST(CompileRulesTest, UpstreamSampleCompiles) {
   const std::string path = repoFile("tests/unit/config/testdata/upstream-sample-config.yaml");
   const config::AdapterConfig config = config::loadConfigFile(path);
@@ -96,7 +97,8 @@ TEST(CompileRulesTest, UpstreamSampleCompiles) {
       warnings[0],
       StartsWith(path + ": rules[3].resources.overrides.brand: unknown resource "
                         "\"brand.cheese.io\"; the rule is disabled until it exists (line "));
-  // Upstream fails every request of this rule (prometheus-adapter.md §3.5): said at load.
+  // Upstream fails every request of this rule (docs/api-contract.md "prometheus-adapter: external
+  // metrics rendering"): said at load.
   EXPECT_THAT(warnings[1], StartsWith(path + ": externalRules[0].resources: namespaced external "
                                              "rule maps no label to namespaces"));
   EXPECT_EQ(rules[0]->namer.metricName("container_cpu_usage_seconds_total"), "cpu_usage");
@@ -138,7 +140,8 @@ struct BrokenCase {
 };
 
 // Loading and compiling as startup does; the message must lead the user to the file, the rule,
-// the field and the line (STYLE.md "Errors", spec §2.4, decisions.md: template errors at load).
+// the field and the line (docs/api-contract.md "prometheus-adapter: config validation at load";
+// template errors at load: "Decisions: keep compatible").
 std::string startupError(const std::string& yaml) {
   try {
     const config::AdapterConfig config = config::parseConfig(yaml, "gpu.yaml");

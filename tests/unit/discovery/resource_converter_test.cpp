@@ -64,7 +64,8 @@ TEST(ResourceConverterTest, OverridesMapBothWays) {
   EXPECT_TRUE(converter.namespaced());
 }
 
-// decisions.md #10: an override naming an unknown resource is reported, not fatal.
+// docs/api-contract.md "Decisions: better on purpose" 10: an override naming an unknown resource is
+// reported, not fatal.
 TEST(ResourceConverterTest, UnknownOverrideIsDroppedWithWarning) {
   std::vector<std::string> warnings;
   const ResourceConverter converter(

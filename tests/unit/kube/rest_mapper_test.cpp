@@ -68,7 +68,8 @@ TEST(RestMapperTest, ParseGroupResourceSplitsAtFirstDot) {
   EXPECT_FALSE(mapper.parseGroupResource("").has_value());
 }
 
-// api.md: describedObject.apiVersion is "v1" for core, "<group>/<version>" otherwise.
+// docs/api-contract.md "Metric value lists": describedObject.apiVersion is "v1" for core,
+// "<group>/<version>" otherwise.
 TEST(RestMapperTest, ApiVersionAndGroupResource) {
   const RestMapper mapper = RestMapper::builtin();
   const ResourceInfo pod = *mapper.resourceFor("", "pods");

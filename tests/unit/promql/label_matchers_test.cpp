@@ -235,7 +235,8 @@ TEST(LabelMatcherTest, RendersEachOperator) {
 
 struct SelectorMatchersCase {
   std::string selector;
-  std::string matchers;  // joinMatchers of the result (prometheus-adapter.md §3.4)
+  std::string matchers;  // joinMatchers of the result (docs/api-contract.md "prometheus-adapter:
+                         // selector to PromQL")
 };
 
 void PrintTo(const SelectorMatchersCase& c, std::ostream* os) {
@@ -310,7 +311,8 @@ TEST(SelectorToMatchersTest, HandlesMalformedRequirements) {
 
 struct NamesCase {
   std::vector<std::string> names;
-  std::string matcher;  // prometheus-adapter.md §3.2 table with decisions.md "Better on purpose" 1
+  std::string matcher;  // docs/api-contract.md "prometheus-adapter: label matchers" table with
+                        // docs/api-contract.md "Decisions: better on purpose" 1
 };
 
 void PrintTo(const NamesCase& c, std::ostream* os) { *os << testing::PrintToString(c.names); }
@@ -331,7 +333,8 @@ INSTANTIATE_TEST_SUITE_P(Table, ObjectNamesMatcherTest,
                                          NamesCase{{"b", "a", "b"}, R"(pod=~"a|b")"}));
 
 TEST(JoinMatchersTest, JoinsWithCommasInOrder) {
-  // prometheus-adapter.md §3.3: selector matchers, then namespace, then resource names.
+  // docs/api-contract.md "prometheus-adapter: rendering by request shape": selector matchers, then
+  // namespace, then resource names.
   std::vector<LabelMatcher> matchers = selectorToMatchers(parseLabelSelector("verb=GET"));
   matchers.push_back({"namespace", MatchOperator::kEqual, "ns"});
   matchers.push_back(objectNamesMatcher("pod", {"p1", "p2"}));

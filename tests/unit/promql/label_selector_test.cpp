@@ -13,7 +13,8 @@ namespace {
 
 struct CanonicalCase {
   std::string input;
-  std::string canonical;  // labels.Selector.String() of the parsed selector (api.md §6.2)
+  std::string canonical;  // labels.Selector.String() of the parsed selector (docs/api-contract.md
+                          // "Label selector strings")
 };
 
 void PrintTo(const CanonicalCase& c, std::ostream* os) { *os << testing::PrintToString(c.input); }
@@ -31,7 +32,7 @@ const std::string kPrefix253 = std::string(126, 'a') + "." + std::string(126, 'b
 INSTANTIATE_TEST_SUITE_P(
     Selectors, ParseCanonicalTest,
     testing::Values(
-        // What the HPA sends (api.md §6.2).
+        // What the HPA sends (docs/api-contract.md "Label selector strings").
         CanonicalCase{"", ""},
         CanonicalCase{"app=bert-intent-detection", "app=bert-intent-detection"},
         CanonicalCase{"app=web,tier in (backend,cache)", "app=web,tier in (backend,cache)"},
@@ -248,7 +249,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 struct JsonCase {
   std::string selector;
-  std::string json;  // metav1.LabelSelector (api.md §4.3)
+  std::string json;  // metav1.LabelSelector (docs/api-contract.md "LabelSelector objects")
 };
 
 void PrintTo(const JsonCase& c, std::ostream* os) { *os << testing::PrintToString(c.selector); }

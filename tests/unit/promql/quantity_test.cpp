@@ -25,7 +25,7 @@ TEST_P(FormatMilliQuantityTest, MatchesApimachinery) {
   EXPECT_EQ(formatMilliQuantity(GetParam().milli), GetParam().text);
 }
 
-// api.md §5.2 test vectors, all of them.
+// docs/api-contract.md "Quantities" test vectors, all of them.
 INSTANTIATE_TEST_SUITE_P(
     SpecVectors, FormatMilliQuantityTest,
     testing::Values(MilliCase{0, "0"}, MilliCase{1, "1m"}, MilliCase{250, "250m"},
@@ -53,9 +53,9 @@ TEST_P(SampleToQuantityTest, Converts) {
   EXPECT_EQ(sampleToQuantity(GetParam().value), GetParam().quantity) << GetParam().value;
 }
 
-// api.md §5.2 "Adapter mapping examples": trunc(value*1000) toward zero. 12.345*1000 is
-// 12344.99999999999975 exactly, which rounds to the double 12345.0 (half an ulp there is
-// 9e-13), so both Go and C++ truncate it to 12345.
+// docs/api-contract.md "Quantities" "Adapter mapping examples": trunc(value*1000) toward
+// zero. 12.345*1000 is 12344.99999999999975 exactly, which rounds to the double 12345.0 (half an
+// ulp there is 9e-13), so both Go and C++ truncate it to 12345.
 INSTANTIATE_TEST_SUITE_P(
     SpecMapping, SampleToQuantityTest,
     testing::Values(SampleCase{0.5, "500m"}, SampleCase{12.345, "12345m"}, SampleCase{1e9, "1G"},
@@ -66,7 +66,8 @@ INSTANTIATE_TEST_SUITE_P(
                     SampleCase{-2.5, "-2500m"}, SampleCase{1e-300, "0"},
                     SampleCase{std::numeric_limits<double>::denorm_min(), "0"}));
 
-// decisions.md "Better on purpose" 2: no NaN->0, no int64 overflow, DCGM blanks are missing.
+// docs/api-contract.md "Decisions: better on purpose" 2: no NaN->0, no int64 overflow, DCGM blanks
+// are missing.
 INSTANTIATE_TEST_SUITE_P(
     Edges, SampleToQuantityTest,
     testing::Values(

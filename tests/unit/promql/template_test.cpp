@@ -29,8 +29,8 @@ TEST_P(TemplateRenderTest, RendersLikeGoTextTemplate) {
   EXPECT_EQ(tmpl.source(), c.text);
 }
 
-// Expected values follow spec §3 (field contents, printing of lists and maps) and Go's
-// text/template and fmt semantics.
+// Expected values follow docs/api-contract.md "prometheus-adapter: templates" (field contents,
+// printing of lists and maps) and Go's text/template and fmt semantics.
 INSTANTIATE_TEST_SUITE_P(
     RealConfigs, TemplateRenderTest,
     testing::Values(

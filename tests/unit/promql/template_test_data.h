@@ -9,14 +9,16 @@
 
 namespace metrics_adapter::promql::testdata {
 
-// The fields prometheus-adapter gives metricsQuery/containerQuery/nodeQuery (spec §3.1).
+// The fields prometheus-adapter gives metricsQuery/containerQuery/nodeQuery (docs/api-contract.md
+// "prometheus-adapter: templates").
 inline const std::set<std::string> kQueryFields = {"Series", "LabelMatchers", "LabelValuesByName",
                                                    "GroupBy", "GroupBySlice"};
 
-// The fields of resources.template (spec §4.1).
+// The fields of resources.template (docs/api-contract.md "prometheus-adapter: resource template").
 inline const std::set<std::string> kResourceFields = {"Group", "Resource"};
 
-// Custom metrics, wildcard request for pods p1 and p2 in namespace ns (spec §3.3, second row).
+// Custom metrics, wildcard request for pods p1 and p2 in namespace ns (docs/api-contract.md
+// "prometheus-adapter: rendering by request shape", second row).
 inline TemplateData customData() {
   return {
       {"Series", "http_requests_total"},
@@ -28,7 +30,8 @@ inline TemplateData customData() {
   };
 }
 
-// Resource metrics for pods: grouped by pod and container, empty series (spec §3.6).
+// Resource metrics for pods: grouped by pod and container, empty series (docs/api-contract.md
+// "prometheus-adapter: resource-rule rendering").
 inline TemplateData podResourceData() {
   return {
       {"Series", ""},
@@ -40,7 +43,8 @@ inline TemplateData podResourceData() {
   };
 }
 
-// External metrics: selector queue=jobs in namespace ns, never a group-by (spec §3.5).
+// External metrics: selector queue=jobs in namespace ns, never a group-by (docs/api-contract.md
+// "prometheus-adapter: external metrics rendering").
 inline TemplateData externalData() {
   return {
       {"Series", "queue_depth"},

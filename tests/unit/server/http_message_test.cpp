@@ -47,7 +47,8 @@ TEST(HttpResponseTest, SetsContentHeadersAndExtras) {
   response.headers = {{"Audit-Id", "1"}, {"Warning", "a"}, {"Warning", "b"}};
   const BeastResponse message = toBeastResponse(response, false);
   EXPECT_EQ(message.result_int(), 201u);
-  EXPECT_EQ(field(message, "Content-Type"), "application/json");  // api.md §2.3
+  EXPECT_EQ(field(message, "Content-Type"),
+            "application/json");  // docs/api-contract.md "Content negotiation"
   EXPECT_EQ(field(message, "Content-Length"), "2");
   EXPECT_EQ(field(message, "X-Content-Type-Options"), "nosniff");
   EXPECT_EQ(field(message, "Cache-Control"), "no-cache, private");

@@ -79,8 +79,8 @@ struct Case {
 
 std::string custom(const std::string& rest) { return kCustom + rest; }
 
-// Rows of api.md §3.1 (the table "Applied to this API"), then the rules of §3.1 steps 1-5 and
-// §2.4 (decoding) on the edges of the URL space.
+// Rows of docs/api-contract.md "Request attributes (RequestInfo)" (the table "Applied to this
+// API"), then the rules of §3.1 steps 1-5 and §2.4 (decoding) on the edges of the URL space.
 std::vector<Case> cases() {
   const std::string cm = "custom.metrics.k8s.io";
   const std::string em = "external.metrics.k8s.io";

@@ -35,7 +35,8 @@ Parsed parse(const std::string& wire, std::uint32_t header_limit = 8192,
 }
 
 TEST(RequestParserTest, KeepsEveryHeaderLineInArrivalOrder) {
-  // api.md §2.5: one X-Remote-Group line per group, never comma-joined or regrouped.
+  // docs/api-contract.md "Header handling": one X-Remote-Group line per group, never comma-joined
+  // or regrouped.
   const Parsed parsed = parse(
       "GET /apis/m/v1beta1/namespaces/a/pods/%2A/x?labelSelector=a%3Db HTTP/1.1\r\n"
       "Host: h\r\nX-Remote-Group: system:masters\r\nAccept: */*\r\n"

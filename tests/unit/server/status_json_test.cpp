@@ -14,9 +14,9 @@ struct QuoteCase {
   std::string expected;
 };
 
-// Expected escapes follow Go's encoding/json (which produced upstream Status bodies, api.md
-// §2.3): short escapes for \n \r \t, \u00XX for other controls, HTML-safe <, >, &, U+2028/9
-// escaped, and one U+FFFD per byte of invalid UTF-8.
+// Expected escapes follow Go's encoding/json (which produced upstream Status bodies,
+// docs/api-contract.md "Content negotiation"): short escapes for \n \r \t, \u00XX for other
+// controls, HTML-safe <, >, &, U+2028/9 escaped, and one U+FFFD per byte of invalid UTF-8.
 class JsonQuoteTest : public ::testing::TestWithParam<QuoteCase> {};
 
 TEST_P(JsonQuoteTest, EscapesLikeGo) {
@@ -46,7 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(StatusJsonTest, HasTheStatusFieldsInUpstreamOrder) {
-  // api.md §4.7: kind, apiVersion, metadata {}, status Failure, message, reason, code.
+  // docs/api-contract.md "Status responses": kind, apiVersion, metadata {}, status Failure,
+  // message, reason, code.
   EXPECT_EQ(statusJson(429, "TooManyRequests", "Too many requests: please try again later"),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"("message":"Too many requests: please try again later","reason":"TooManyRequests",)"

@@ -16,7 +16,7 @@ TEST(TlsPolicyTest, MinVersionNames) {
 }
 
 TEST(TlsPolicyTest, VersionsBelowTls12AreRefusedByName) {
-  // api.md §0 item 1: TLS >= 1.2.
+  // docs/api-contract.md "TLS and client certificates" item 1: TLS >= 1.2.
   for (const char* name : {"VersionTLS10", "VersionTLS11", "", "TLS12"}) {
     try {
       parseTlsMinVersion(name);

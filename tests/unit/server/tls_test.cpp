@@ -95,7 +95,8 @@ TEST_F(TlsTest, VersionTls13RefusesTls12) {
 }
 
 TEST_F(TlsTest, AlpnNeverSelectsH2) {
-  // api.md §10 item 15: advertising h2 without speaking it breaks Go clients.
+  // docs/api-contract.md "Availability pitfalls" item 15: advertising h2 without speaking it breaks
+  // Go clients.
   start();
   ClientConfig both_config;
   both_config.alpn = {"h2", "http/1.1"};
