@@ -25,8 +25,9 @@ stage() {
 stage "install dependencies"
 scripts/install-deps.sh
 
-stage "format check"
+stage "format and layering check"
 git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
+python3 scripts/check_layers.py
 
 stage "build"
 scripts/build.sh

@@ -16,8 +16,8 @@
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
-#include "metrics_adapter/server/percent_decode.h"
 #include "metrics_adapter/server/request_info.h"
+#include "metrics_adapter/text/percent_encoding.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -147,13 +147,13 @@ HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>&
                       const std::vector<std::pair<std::string, std::string>>& query) {
   HpaRequest request{prefix, prefix};
   for (const auto& segment : segments) {
-    request.target += "/" + server::percentEncode(segment);
+    request.target += "/" + text::percentEncode(segment);
     request.line += "/" + segment;
   }
   char separator = '?';
   for (const auto& [key, value] : query) {
     if (value.empty()) continue;
-    request.target += separator + key + "=" + server::percentEncode(value);
+    request.target += separator + key + "=" + text::percentEncode(value);
     request.line += separator + key + "=" + value;
     separator = '&';
   }

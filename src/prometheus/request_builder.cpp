@@ -5,13 +5,10 @@
 
 #include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/text/ascii.h"
+#include "metrics_adapter/text/percent_encoding.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
-
-bool isUnreserved(unsigned char c) {
-  return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
-}
 
 std::invalid_argument badUrl(const std::string& url, const std::string& why) {
   return std::invalid_argument("--prometheus-url: \"" + url + "\": " + why);
@@ -56,30 +53,13 @@ Verb parseVerb(std::string_view verb) {
                               "\": must be GET or POST");
 }
 
-std::string formEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (isUnreserved(c)) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
-    }
-  }
-  return out;
-}
-
 std::string encodeParams(const Params& params) {
   std::string out;
   for (const auto& [name, value] : params) {
     if (!out.empty()) out.push_back('&');
-    out += formEncode(name);
+    out += text::percentEncode(name);
     out.push_back('=');
-    out += formEncode(value);
+    out += text::percentEncode(value);
   }
   return out;
 }

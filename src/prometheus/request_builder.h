@@ -37,11 +37,7 @@ Verb parseVerb(std::string_view verb);
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-// application/x-www-form-urlencoded (and URL query) encoding of one name or value: every byte
-// but the RFC 3986 unreserved characters becomes %XX, so the text survives both decoders.
-std::string formEncode(std::string_view text);
-
-// name=value pairs joined with '&', each side form-encoded.
+// name=value pairs joined with '&', each side percent-encoded (text::percentEncode).
 std::string encodeParams(const Params& params);
 
 // Seconds since the epoch with exactly three decimals ("1700000000.123"), as Prometheus parses

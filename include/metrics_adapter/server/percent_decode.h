@@ -11,8 +11,4 @@ namespace metrics_adapter::server {
 // by two hex digits. The result may hold any byte, including NUL and invalid UTF-8.
 std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space);
 
-// The inverse for building targets (tools that send what an HPA would): every byte outside
-// RFC 3986's unreserved set (A-Z a-z 0-9 - . _ ~) becomes %XX.
-std::string percentEncode(std::string_view text);
-
 }  // namespace metrics_adapter::server

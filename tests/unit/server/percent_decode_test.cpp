@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "metrics_adapter/text/percent_encoding.h"
+
 namespace metrics_adapter::server {
 namespace {
 
@@ -24,6 +28,13 @@ TEST(PercentDecodeTest, Table) {
       {"%4g", false, std::nullopt},
   };
   for (const auto& c : cases) EXPECT_EQ(percentDecode(c.in, c.plus_is_space), c.out) << c.in;
+}
+
+TEST(PercentEncodeTest, DecodesBackToTheSameBytes) {
+  std::string every_byte;
+  for (int byte = 0; byte < 256; ++byte) every_byte += static_cast<char>(byte);
+  EXPECT_EQ(percentDecode(text::percentEncode(every_byte), false), every_byte);
+  EXPECT_EQ(percentDecode(text::percentEncode(every_byte), true), every_byte);
 }
 
 }  // namespace
