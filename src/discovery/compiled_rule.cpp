@@ -53,7 +53,8 @@ class RuleCompiler {
                      .metrics_query = std::move(metrics_query)});
   }
 
-  // resourceRules are not served, but a config that names them must still be valid (§2.4).
+  // resourceRules are not served, but a config that names them must still be valid
+  // (docs/api-contract.md "prometheus-adapter: config validation at load").
   void validate(const config::ResourceRule& rule, const std::string& path) {
     if (!rule.container_query.empty()) parseQuery(rule.container_query, path + ".containerQuery");
     if (!rule.node_query.empty()) parseQuery(rule.node_query, path + ".nodeQuery");

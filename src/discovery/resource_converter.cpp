@@ -35,8 +35,9 @@ ResourceConverter::ResourceConverter(const config::ResourceMapping& mapping,
 
   if (!mapping.template_text.empty()) {
     const std::string field = path + ".resources.template";
-    // §4.2: the template rendered with capture groups in place of .Group and .Resource, its
-    // literal parts not escaped, anchored, is the regex that recognises resource labels.
+    // docs/api-contract.md "prometheus-adapter: resource template": the template rendered with
+    // capture groups in place of .Group and .Resource, its literal parts not escaped, anchored,
+    // is the regex that recognises resource labels.
     std::string rendered;
     try {
       template_ = promql::Template::parse(mapping.template_text, kTemplateFields);

@@ -17,8 +17,8 @@
 
 namespace metrics_adapter::app {
 
-// Who may call the adapter (docs/api-contract.md "Authentication (delegated)", §9.8), as the
-// generic apiserver flags say.
+// Who may call the adapter (docs/api-contract.md "Authentication (delegated)" and
+// "Authorization (delegated)"), as the generic apiserver flags say.
 struct AuthOptions {
   bool delegated = true;                  // --authentication-mode=delegated|none
   std::string authentication_kubeconfig;  // TokenReview and the auth ConfigMap

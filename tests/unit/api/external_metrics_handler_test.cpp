@@ -102,8 +102,8 @@ std::pair<int, std::string> outcome(const ExternalMetricsHandler& handler,
 }
 
 // Selector -> .LabelMatchers for a namespaced and a non-namespaced rule, operator × number of
-// values (docs/api-contract.md "prometheus-adapter: selector to PromQL" and §3.5; in/notin values
-// regex-escaped per docs/api-contract.md "Decisions: better on purpose").
+// values (docs/api-contract.md "prometheus-adapter: selector to PromQL" and "prometheus-adapter:
+// external metrics rendering"; in/notin values regex-escaped per "Decisions: better on purpose").
 struct SelectorCase {
   std::string selector;
   std::string namespaced;      // queue_messages_ready, namespace label "namespace"

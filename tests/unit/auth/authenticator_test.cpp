@@ -142,7 +142,8 @@ TEST_F(AuthenticatorTest, C55_SystemMastersArrivesAsAGroup) {
       {{"X-Remote-User", "system:admin"}, {"X-Remote-Group", "system:masters"}}, frontProxyChain());
   ASSERT_EQ(result.outcome, Outcome::kAuthenticated) << result.reason;
   EXPECT_EQ(result.user.name, "system:admin");
-  // §9.7: the group adder appends system:authenticated for every authenticated user.
+  // docs/api-contract.md "Authentication (delegated)": the group adder appends
+  // system:authenticated for every authenticated user.
   EXPECT_EQ(result.user.groups, (Strings{"system:masters", "system:authenticated"}));
 }
 
@@ -357,7 +358,8 @@ TEST_F(AuthenticatorTest, FrontProxyUidComesFromTheUidHeaders) {
   EXPECT_EQ(result.user.uid, "42");
 }
 
-// §2.5: one group per line, never comma-split; empty lines are no group.
+// docs/api-contract.md "Header handling": one group per line, never comma-split; empty lines
+// are no group.
 TEST_F(AuthenticatorTest, FrontProxyGroupLinesAreNeverSplit) {
   config_.group_headers = {"X-Remote-Group", "X-Other-Group"};
   const AuthenticationResult result = authenticate({{"X-Remote-User", "alice"},
@@ -419,7 +421,8 @@ TEST_F(AuthenticatorTest, FrontProxyChainWithAnIntermediateVerifies) {
   EXPECT_EQ(result.user.name, "alice");
 }
 
-// §9.9: "a bad client cert could cause 401": every applicable method failed with an error.
+// A bad client certificate causes a 401 (docs/api-contract.md "Authentication (delegated)"):
+// every applicable method failed with an error.
 TEST_F(AuthenticatorTest, CertificateOfAnUnknownCaIsRejected) {
   const TestAuthority stranger = makeAuthority("front-proxy-ca");
   const AuthenticationResult result = authenticate(

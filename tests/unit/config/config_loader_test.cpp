@@ -27,7 +27,7 @@ std::string errorOf(const std::string& yaml) {
   return "<no error>";
 }
 
-// §2.1: every section may be absent or empty.
+// Every section may be absent or empty (docs/api-contract.md "prometheus-adapter: config schema").
 TEST(ParseConfigTest, EmptyDocumentsAreEmptyConfigs) {
   for (const char* yaml : {"", "# only a comment\n", "rules: []\n", "rules:\n", "{}\n",
                            "rules: []\nexternalRules: []\n"}) {
@@ -115,7 +115,8 @@ TEST(ParseConfigTest, ReadsResourceRules) {
   EXPECT_EQ(config.resource_rules->window, "1h30m");
 }
 
-// §2.2: an empty is/isNot counts as absent, as upstream compares them with "".
+// An empty is/isNot counts as absent, as upstream compares them with ""
+// (docs/api-contract.md "prometheus-adapter: config schema").
 TEST(ParseConfigTest, EmptyFilterPatternCountsAsAbsent) {
   const AdapterConfig config =
       parseConfig("rules:\n- seriesFilters:\n  - is: \"\"\n    isNot: x\n", "f.yaml");
@@ -124,7 +125,8 @@ TEST(ParseConfigTest, EmptyFilterPatternCountsAsAbsent) {
   EXPECT_EQ(config.rules[0].series_filters[0].pattern, "x");
 }
 
-// §2.3: Prometheus durations: integers, units y w d h m s ms, largest first; "0" alone is valid.
+// Prometheus durations: integers, units y w d h m s ms, largest first; "0" alone is valid
+// (docs/api-contract.md "prometheus-adapter: config schema").
 TEST(ParseConfigTest, WindowDurations) {
   for (const char* valid : {"0", "30s", "5m", "1h30m", "100ms", "1y2w3d4h5m6s7ms", "292y"}) {
     SCOPED_TRACE(valid);

@@ -25,9 +25,9 @@ struct NamingCase {
   std::optional<std::string> expected;
 };
 
-// §6 and Go's regexp.Expand: unanchored search, first match, $n ${n} $name ${name} $$, the
-// longest run of letters/digits/underscores is the reference, unknown references are empty, a
-// malformed reference keeps its '$'.
+// docs/api-contract.md "prometheus-adapter: naming" and Go's regexp.Expand: unanchored search,
+// first match, $n ${n} $name ${name} $$, the longest run of letters/digits/underscores is the
+// reference, unknown references are empty, a malformed reference keeps its '$'.
 TEST(SeriesNamerTest, NameMatchesAndAs) {
   const NamingCase kCases[] = {
       // the legacy default rules
@@ -84,7 +84,8 @@ TEST(SeriesNamerTest, NameMatchesAndAs) {
   }
 }
 
-// §5: every `is` must match, no `isNot` may match, both as unanchored searches.
+// docs/api-contract.md "prometheus-adapter: discovery": every `is` must match, no `isNot` may
+// match, both as unanchored searches.
 TEST(SeriesNamerTest, SeriesFilters) {
   const SeriesNamer namer(ruleWith("", "",
                                    {{.is = true, .pattern = "^http_"},
@@ -115,7 +116,8 @@ std::string constructionError(const config::DiscoveryRule& rule) {
   return "<no error>";
 }
 
-// §2.4: the naming part of the startup validation, with file, rule and field in each message.
+// The naming part of the startup validation, with file, rule and field in each message
+// (docs/api-contract.md "prometheus-adapter: config validation at load").
 TEST(SeriesNamerTest, InvalidRules) {
   EXPECT_EQ(constructionError(ruleWith("^(a)_(b)$", "")),
             "c.yaml: rules[2].name.as: required when name.matches has 2 or more capture groups");

@@ -42,7 +42,8 @@ std::string labelTarget(const ResourceConverter& converter, std::string_view lab
   return found ? found->groupResource() : "";
 }
 
-// §4.1/4.2: overrides are normalised through the mapper (pod == pods == Pod).
+// docs/api-contract.md "prometheus-adapter: resource association": overrides are normalised
+// through the mapper (pod == pods == Pod).
 TEST(ResourceConverterTest, OverridesMapBothWays) {
   std::vector<std::string> warnings;
   const ResourceConverter converter(overrides({{"namespace_name", {"", "namespace"}},
@@ -85,7 +86,8 @@ TEST(ResourceConverterTest, UnknownOverrideIsDroppedWithWarning) {
   EXPECT_EQ(labelTarget(converter, "pod"), "pods");
 }
 
-// §13.9: upstream picks one of two labels at random; we take the alphabetically first and say so.
+// docs/api-contract.md "prometheus-adapter: sharp edges we decided", 9: upstream picks one of
+// two labels at random; we take the alphabetically first and say so.
 TEST(ResourceConverterTest, TwoOverridesForOneResourcePickTheFirstLabel) {
   std::vector<std::string> warnings;
   const ResourceConverter converter(
@@ -125,8 +127,9 @@ TEST(ResourceConverterTest, NamespacedFlagPassesThrough) {
       ResourceConverter(mapping, mapper(), "c.yaml: externalRules[1]", nullptr).namespaced());
 }
 
-// §4.2 with the stock template: ordinary labels become resources when the mapper knows them
-// (singular or plural, any case, group guessed core first); short names don't.
+// docs/api-contract.md "prometheus-adapter: resource association" with the stock template:
+// ordinary labels become resources when the mapper knows them (singular or plural, any case,
+// group guessed core first); short names don't.
 TEST(ResourceConverterTest, ResourceTemplateMatchesLabels) {
   const ResourceConverter converter(templated("<<.Resource>>"), mapper(), "c.yaml: rules[2]",
                                     nullptr);
@@ -150,13 +153,14 @@ TEST(ResourceConverterTest, ResourceTemplateMatchesLabels) {
   for (const auto& c : kCases) {
     EXPECT_EQ(labelTarget(converter, c.label), c.target) << c.label;
   }
-  // §4.1: the singular name.
+  // The singular name (docs/api-contract.md "prometheus-adapter: resource template").
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), "pod");
   EXPECT_EQ(converter.labelForResource(resource("apps", "deployments")), "deployment");
 }
 
-// §4.1/§4.2/§13.10: .Group has '.' and '-' replaced by '_' one way only; core renders an empty
-// group; labels with dotted groups or core resources cannot be matched back.
+// docs/api-contract.md "prometheus-adapter: sharp edges we decided", 10: .Group has '.' and
+// '-' replaced by '_' one way only; core renders an empty group; labels with dotted groups or
+// core resources cannot be matched back.
 TEST(ResourceConverterTest, GroupTemplate) {
   const ResourceConverter converter(templated("kube_<<.Group>>_<<.Resource>>"), mapper(),
                                     "c.yaml: rules[0]", nullptr);
@@ -199,7 +203,8 @@ std::string constructionError(const std::string& template_text) {
   return "<no error>";
 }
 
-// §2.4: a template that cannot match labels is a startup error naming resources.template.
+// A template that cannot match labels is a startup error naming resources.template
+// (docs/api-contract.md "prometheus-adapter: config validation at load").
 TEST(ResourceConverterTest, InvalidTemplates) {
   EXPECT_EQ(constructionError("<<.Group>>_label"),
             "c.yaml: rules[1].resources.template: must reference .Resource");
@@ -214,7 +219,8 @@ TEST(ResourceConverterTest, InvalidTemplates) {
               StartsWith("c.yaml: rules[1].resources.template: "));
 }
 
-// §3: a template that renders nothing is an error.
+// A template that renders nothing is an error
+// (docs/api-contract.md "prometheus-adapter: config validation at load").
 TEST(ResourceConverterTest, TemplateRenderingEmptyIsInvalid) {
   EXPECT_EQ(constructionError("<<if false>><<.Resource>><<end>>"),
             "c.yaml: rules[1].resources.template: renders to an empty label name");

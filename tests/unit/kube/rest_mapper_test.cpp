@@ -14,8 +14,9 @@ struct LookupCase {
   const char* expected_group_resource;  // nullptr: not found
 };
 
-// §4.2: plural, singular or kind, case-insensitive; no short names; an empty group picks the
-// first group serving the name (core first), so `deployment` is apps and `job` is batch.
+// docs/api-contract.md "prometheus-adapter: resource association": plural, singular or kind,
+// case-insensitive; no short names; an empty group picks the first group serving the name
+// (core first), so `deployment` is apps and `job` is batch.
 TEST(RestMapperTest, ResourceFor) {
   const RestMapper mapper = RestMapper::builtin();
   const LookupCase kCases[] = {

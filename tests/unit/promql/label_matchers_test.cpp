@@ -279,7 +279,8 @@ TEST(SelectorToMatchersTest, RejectsIntegerComparisons) {
   }
 }
 
-// Combinations the parser never produces but a hand-built selector can (adapter.md §3.4).
+// Combinations the parser never produces but a hand-built selector can
+// (docs/api-contract.md "prometheus-adapter: selector to PromQL").
 TEST(SelectorToMatchersTest, HandlesMalformedRequirements) {
   const auto single = [](Requirement requirement) {
     LabelSelector selector;

@@ -36,7 +36,9 @@ INSTANTIATE_TEST_SUITE_P(
         CanonicalCase{"", ""},
         CanonicalCase{"app=bert-intent-detection", "app=bert-intent-detection"},
         CanonicalCase{"app=web,tier in (backend,cache)", "app=web,tier in (backend,cache)"},
-        // Requirements sorted by key, values sorted and de-duplicated (§6.1, adapter.md §13.6).
+        // Requirements sorted by key, values sorted and de-duplicated
+        // (docs/api-contract.md "Label selector strings" and
+        // docs/api-contract.md "prometheus-adapter: sharp edges we decided", 6).
         CanonicalCase{"tier in (cache,backend,cache),app=web", "app=web,tier in (backend,cache)"},
         CanonicalCase{"k==v", "k==v"}, CanonicalCase{"k!=v", "k!=v"}, CanonicalCase{"!k", "!k"},
         CanonicalCase{"k", "k"}, CanonicalCase{"k notin (b,a)", "k notin (a,b)"},
@@ -121,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"!!k", {"unable to parse requirement: found '!', expected: identifier"}},
         ErrorCase{"k x",
                   {"unable to parse requirement: found 'x', expected: in, notin, =", "column 3"}},
-        // §6.1: `in` must be separated from the key.
+        // docs/api-contract.md "Label selector strings": `in` must be separated from the key.
         ErrorCase{"tierin (a)", {"found '(', expected: in, notin, =, ==, !=, >, <"}},
         ErrorCase{"k in", {"unable to parse requirement: found end of string, expected: '('"}},
         ErrorCase{"k in a", {"found 'a', expected: '('", "column 6"}},
@@ -227,7 +229,7 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"", {}, true}, MatchCase{"", {{"a", "b"}}, true},
         MatchCase{"app=web", {{"app", "web"}}, true}, MatchCase{"app=web", {{"app", "db"}}, false},
         MatchCase{"app=web", {}, false}, MatchCase{"app==web", {{"app", "web"}}, true},
-        // != and notin match an absent key (§6.1).
+        // != and notin match an absent key (docs/api-contract.md "Label selector strings").
         MatchCase{"app!=web", {}, true}, MatchCase{"app!=web", {{"app", "web"}}, false},
         MatchCase{"app!=web", {{"app", "db"}}, true},
         MatchCase{"tier in (a,b)", {{"tier", "b"}}, true},
@@ -272,7 +274,8 @@ INSTANTIATE_TEST_SUITE_P(
                  R"({"matchExpressions":[{"key":"tier","operator":"NotIn","values":["a"]}]})"},
         JsonCase{"tier", R"({"matchExpressions":[{"key":"tier","operator":"Exists"}]})"},
         JsonCase{"!tier", R"({"matchExpressions":[{"key":"tier","operator":"DoesNotExist"}]})"},
-        // Our improvement: != is NotIn with one value instead of an error (§4.3).
+        // Our improvement: != is NotIn with one value instead of an error
+        // (docs/api-contract.md "LabelSelector objects").
         JsonCase{"app!=web",
                  R"({"matchExpressions":[{"key":"app","operator":"NotIn","values":["web"]}]})"},
         JsonCase{"gpu>5", R"({"matchExpressions":[{"key":"gpu","operator":"Gt","values":["5"]}]})"},

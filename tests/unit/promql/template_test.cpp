@@ -208,7 +208,8 @@ TEST_P(ResourceTemplateTest, RendersLabelName) {
   EXPECT_EQ(Template::parse(c.text, testdata::kResourceFields).render(data), c.expected);
 }
 
-// Spec §4.1: `.Group` has '.' and '-' replaced by '_' (core group ""), `.Resource` singular.
+// docs/api-contract.md "prometheus-adapter: resource template": `.Group` has '.' and '-'
+// replaced by '_' (core group ""), `.Resource` singular.
 INSTANTIATE_TEST_SUITE_P(
     Cases, ResourceTemplateTest,
     testing::Values(ResourceCase{"GroupAndResource", "kube_<<.Group>>_<<.Resource>>", "apps",

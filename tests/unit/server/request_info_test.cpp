@@ -80,13 +80,15 @@ struct Case {
 std::string custom(const std::string& rest) { return kCustom + rest; }
 
 // Rows of docs/api-contract.md "Request attributes (RequestInfo)" (the table "Applied to this
-// API"), then the rules of §3.1 steps 1-5 and §2.4 (decoding) on the edges of the URL space.
+// API"), then the rules of its steps 1-5 and of docs/api-contract.md "URL decoding" on the edges
+// of the URL space.
 std::vector<Case> cases() {
   const std::string cm = "custom.metrics.k8s.io";
   const std::string em = "external.metrics.k8s.io";
   const std::string rm = "metrics.k8s.io";
   return {
-      // §3.1 table, with the '*' as client-go sends it (%2A, §2.4).
+      // The "Applied to this API" table, with the '*' as client-go sends it (%2A,
+      // docs/api-contract.md "URL decoding").
       {"pods wildcard", "GET", std::string(kCustomV2) + "namespaces/default/pods/%2A/http_requests",
        resource({"get", std::string(kCustomV2) + "namespaces/default/pods/*/http_requests", cm,
                  "v1beta2", "default", "pods", "*", "http_requests"})},
@@ -132,7 +134,8 @@ std::vector<Case> cases() {
       {"api version", "GET", "/api/v1", nonResource("get", "/api/v1")},
       {"openapi", "GET", "/openapi/v2", nonResource("get", "/openapi/v2")},
       {"three parts not under apis", "GET", "/metrics/a/b", nonResource("get", "/metrics/a/b")},
-      // Step 2: discovery documents are paths, with or without a trailing slash (§2.4).
+      // Step 2: discovery documents are paths, with or without a trailing slash
+      // (docs/api-contract.md "URL decoding").
       {"apis", "GET", "/apis", nonResource("get", "/apis")},
       {"apis slash", "GET", "/apis/", nonResource("get", "/apis/")},
       {"group", "GET", "/apis/custom.metrics.k8s.io",
@@ -190,7 +193,8 @@ std::vector<Case> cases() {
                  "default", "status"})},
       {"namespaces list", "GET", custom("namespaces"),
        resource({"list", custom("namespaces"), cm, "v1beta1", "", "namespaces", "", ""})},
-      // §3.2: three segments under namespaces/ is namespace + resource, not a namespace metric.
+      // docs/api-contract.md "Custom metrics routes": three segments under namespaces/ is
+      // namespace + resource, not a namespace metric.
       {"R1 namespaces form", "GET", custom("namespaces/default/queue_length"),
        resource({"list", custom("namespaces/default/queue_length"), cm, "v1beta1", "default",
                  "queue_length", "", ""})},
