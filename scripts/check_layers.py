@@ -11,7 +11,7 @@ import re
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULE_RE = re.compile(r"^ma_module\((\w+)(?:\s+DEPS\s+([^)]*))?\)", re.M)
+MODULE_RE = re.compile(r"^ma_module\((\w+)([^)]*)\)", re.M)
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

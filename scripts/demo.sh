@@ -16,8 +16,9 @@ while (($#)); do
 done
 [[ $config == *dcgm* ]] && metric=DCGM_FI_DEV_GPU_UTIL
 
-scripts/install-deps.sh
-scripts/build.sh
+# Only what the demo runs: the server, not the unit tests nor the clang tools the gate uses.
+scripts/install-deps.sh --demo
+scripts/build.sh metrics-adapter
 
 run=$repo/.run/demo
 mkdir -p "$run"

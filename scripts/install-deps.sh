@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, from Debian 12 packages only.
 # Does nothing for packages that are already there, so it is cheap to run every time.
+#   scripts/install-deps.sh [--demo]
+# --demo leaves out the clang tools only the test gate uses (format check, sanitizer build,
+# clang-tidy), which are most of the download on a fresh machine.
 set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
   libcpprest-dev libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev prometheus-cpp-dev
-  prometheus curl openssl python3 clang-format
-  clang-14 libclang-rt-14-dev clang-tidy-14
+  prometheus curl openssl python3
 )
+case ${1:-} in
+  --demo) ;;
+  "") packages+=(clang-format clang-14 libclang-rt-14-dev clang-tidy-14) ;;
+  *) echo "usage: scripts/install-deps.sh [--demo]" >&2; exit 2 ;;
+esac
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -246,7 +246,7 @@ std::vector<std::string> exposedNames(const discovery::CompiledRule& rule,
 }
 
 // check-config's own flags, writing into `options` (nullptr: only for the usage text).
-std::map<std::string, ToolFlag> ownFlags(CheckConfigOptions* options) {
+std::map<std::string, ToolFlag> checkConfigFlags(CheckConfigOptions* options) {
   return {{"series-file",
            {.help = "a series file (series lines or /api/v1/series JSON) to discover from "
                     "instead of Prometheus",
@@ -373,7 +373,7 @@ CheckConfigOptions parseCheckConfigFlags(std::span<const std::string> args) {
   CheckConfigOptions options;
   std::vector<std::string> positional;
   const std::vector<std::string> read =
-      parseToolFlags(args, ownFlags(&options), options.shared, &positional);
+      parseToolFlags(args, checkConfigFlags(&options), options.shared, &positional);
   // Only --prometheus-url says where Prometheus is: the other client flags alone call nothing.
   options.use_prometheus = std::find(read.begin(), read.end(), "prometheus-url") != read.end();
   if (positional.empty()) throw FlagError("missing the config FILE");
@@ -392,7 +392,7 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
   } catch (const FlagError& e) {
     err << "check-config: " << e.what()
         << "\nusage: metrics-adapter check-config FILE [--series-file F | --prometheus-url URL]\n"
-        << toolFlagsUsage(ownFlags(nullptr));
+        << toolFlagsUsage(checkConfigFlags(nullptr));
     return 1;
   }
 

@@ -35,7 +35,7 @@ constexpr const char* kUsage =
     "         [--metrics-max-age 2m] [the server's --prometheus-* flags]\n";
 
 // explain's own flags, writing into `options` (nullptr: only for the usage text).
-std::map<std::string, ToolFlag> ownFlags(ExplainOptions* options) {
+std::map<std::string, ToolFlag> explainFlags(ExplainOptions* options) {
   auto text = [options](std::string ExplainOptions::*field) {
     return [options, field](const std::string& value) { options->*field = value; };
   };
@@ -370,7 +370,7 @@ int explainExternal(std::ostream& out, const ExplainOptions& options, const Disc
 ExplainOptions parseExplainFlags(std::span<const std::string> args) {
   ExplainOptions options;
   const std::vector<std::string> read =
-      parseToolFlags(args, ownFlags(&options), options.shared, nullptr);
+      parseToolFlags(args, explainFlags(&options), options.shared, nullptr);
   if (options.config_file.empty()) throw FlagError("--config is required");
   if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
     throw FlagError("--prometheus-url is required");
@@ -419,7 +419,7 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
   try {
     options = parseExplainFlags(args);
   } catch (const FlagError& e) {
-    err << "explain: " << e.what() << "\n" << kUsage << toolFlagsUsage(ownFlags(nullptr));
+    err << "explain: " << e.what() << "\n" << kUsage << toolFlagsUsage(explainFlags(nullptr));
     return 1;
   }
   const std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
