@@ -172,7 +172,12 @@ int runAdapter(const AdapterOptions& options) {
         });
   }
   std::shared_ptr<kube::ObjectLister> lister;
-  if (kube) lister = std::make_shared<kube::CachedObjectLister>(kube, options.object_lister);
+  if (kube) {
+    // Non-owning: the process-wide instance, until the adapter builds its own SelfMetrics.
+    std::shared_ptr<telemetry::SelfMetrics> metrics(std::shared_ptr<void>(),
+                                                    &telemetry::SelfMetrics::instance());
+    lister = std::make_shared<kube::CachedObjectLister>(kube, options.object_lister, metrics);
+  }
 
   api::SnapshotSource snapshots = [relister] { return relister->snapshot(); };
   auto custom_metrics = std::make_shared<const api::CustomMetricsHandler>(

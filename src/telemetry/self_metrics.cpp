@@ -88,6 +88,15 @@ struct SelfMetrics::Impl {
                                       .Register(registry);
   Counter& cache_hits = object_cache.Add({{"result", "hit"}});
   Counter& cache_misses = object_cache.Add({{"result", "miss"}});
+  Family<Counter>& object_lists = prometheus::BuildCounter()
+                                      .Name("metrics_adapter_object_lists_total")
+                                      .Help("Object lister LISTs by reason (initial, gone, retry).")
+                                      .Register(registry);
+  Family<Counter>& object_watches =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_object_watches_total")
+          .Help("Object lister watches by how they ended (closed, gone, error).")
+          .Register(registry);
   Family<Counter>& reloads = prometheus::BuildCounter()
                                  .Name("metrics_adapter_config_reloads_total")
                                  .Help("Config reloads by result (success or failure).")
@@ -176,6 +185,14 @@ void SelfMetrics::countRuleError(std::string_view rule) {
 
 void SelfMetrics::countObjectCache(bool hit) {
   (hit ? impl_->cache_hits : impl_->cache_misses).Increment();
+}
+
+void SelfMetrics::countObjectList(std::string_view reason) {
+  impl_->object_lists.Add({{"reason", text(reason)}}).Increment();
+}
+
+void SelfMetrics::countObjectWatch(std::string_view end) {
+  impl_->object_watches.Add({{"end", text(end)}}).Increment();
 }
 
 void SelfMetrics::countConfigReload(bool success) {
