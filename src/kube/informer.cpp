@@ -211,9 +211,7 @@ void Informer::run() {
 void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
   while (!stopping_) {
     if (need_list_) {
-      const char* reason = !has_list_ && failures_ == 0 ? "initial"
-                           : failures_ == 0             ? "gone"
-                                                        : "retry";
+      const char* reason = list_reason_;
       lock.unlock();
       if (metrics_) metrics_->countObjectList(reason);
       std::map<std::string, ObjectMeta> listed;
@@ -231,6 +229,7 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
       kick_ = false;
       if (error) {
         changed_.notify_all();
+        list_reason_ = "retry";
         fail(lock, *error, /*listing=*/true);
         continue;
       }
@@ -265,6 +264,7 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
         spdlog::info("watch of {} expired (410 Gone at resourceVersion {}): listing again", key_,
                      version);
         need_list_ = true;
+        list_reason_ = "gone";
         resource_version_.clear();
         break;
       case WatchEnd::kClosed:
@@ -357,6 +357,7 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
     // Dropping the event would leave a store that looks current but is not; list again, which
     // fails the same way until the resource shrinks, and the store ages out by max_stale.
     need_list_ = true;
+    list_reason_ = "retry";
     error = KubeError(0, "the watch of " + path_ + " would hold more than " +
                              std::to_string(options_.max_objects) +
                              " objects, the most the adapter keeps for one list");

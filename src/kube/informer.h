@@ -129,6 +129,7 @@ class Informer {
   bool stopping_ = false;
   bool kick_ = false;  // a reader waits for a LIST: skip the backoff
   bool need_list_ = true;
+  const char* list_reason_ = "initial";  // for the self-metric of the next LIST
   bool has_list_ = false;
   std::size_t attempts_done_ = 0;  // LIST attempts finished, for readers waiting on one
   unsigned failures_ = 0;          // consecutive, for the backoff
