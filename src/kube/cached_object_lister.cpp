@@ -23,7 +23,10 @@ std::function<double()> makeJitter() {
 
 CachedObjectLister::CachedObjectLister(std::shared_ptr<KubeApi> api, ObjectListerOptions options,
                                        std::shared_ptr<telemetry::SelfMetrics> metrics)
-    : api_(std::move(api)), options_(options), metrics_(std::move(metrics)) {}
+    : api_(std::move(api)),
+      options_(options),
+      metrics_(std::move(metrics)),
+      budget_(std::make_shared<ObjectBudget>(options_.max_cached_objects)) {}
 
 CachedObjectLister::~CachedObjectLister() { stop(); }
 
@@ -94,6 +97,7 @@ std::shared_ptr<Informer> CachedObjectLister::informerFor(const ResourceInfo& re
   options.backoff_initial = options_.backoff_initial;
   options.backoff_max = options_.backoff_max;
   options.max_stale = options_.max_stale;
+  options.budget = budget_;
   auto informer =
       std::make_shared<Informer>(api_, resource, namespace_name, options, metrics_, makeJitter());
   informer->start();

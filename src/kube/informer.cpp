@@ -72,6 +72,16 @@ std::string listPath(const ResourceInfo& resource, const std::string& namespace_
   return path + "/" + resource.plural;
 }
 
+bool ObjectBudget::take(std::size_t count) {
+  std::size_t used = used_.load();
+  do {
+    if (count > limit_ - std::min(used, limit_)) return false;
+  } while (!used_.compare_exchange_weak(used, used + count));
+  return true;
+}
+
+void ObjectBudget::give(std::size_t count) { used_ -= std::min(count, used_.load()); }
+
 std::chrono::milliseconds backoffDelay(unsigned failures, std::chrono::milliseconds initial,
                                        std::chrono::milliseconds max, double jitter) {
   if (failures == 0) return std::chrono::milliseconds(0);
@@ -95,7 +105,10 @@ Informer::Informer(std::shared_ptr<KubeApi> api, ResourceInfo resource, std::str
       metrics_(std::move(metrics)),
       jitter_(std::move(jitter)) {}
 
-Informer::~Informer() { stop(); }
+Informer::~Informer() {
+  stop();
+  if (options_.budget) options_.budget->give(store_.size());
+}
 
 void Informer::start() {
   std::lock_guard lock(mutex_);
@@ -233,6 +246,16 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
         fail(lock, *error, /*listing=*/true);
         continue;
       }
+      if (options_.budget && listed.size() > store_.size() &&
+          !options_.budget->take(listed.size() - store_.size())) {
+        list_reason_ = "retry";
+        changed_.notify_all();
+        fail(lock, overBudget(), /*listing=*/true);
+        continue;
+      }
+      if (options_.budget && listed.size() < store_.size()) {
+        options_.budget->give(store_.size() - listed.size());
+      }
       store_ = std::move(listed);
       dirty_ = true;
       resource_version_ = std::move(version);
@@ -345,7 +368,7 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
   ++stats_.events;
   dirty_ = true;
   if (deleted) {
-    store_.erase(entry->first);
+    if (store_.erase(entry->first) > 0 && options_.budget) options_.budget->give(1);
     return true;
   }
   auto found = store_.find(entry->first);
@@ -353,18 +376,28 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
     found->second = std::move(entry->second);
     return true;
   }
-  if (store_.size() >= options_.max_objects) {
+  const bool within_list_bound = store_.size() < options_.max_objects;
+  if (!within_list_bound || (options_.budget && !options_.budget->take(1))) {
     // Dropping the event would leave a store that looks current but is not; list again, which
     // fails the same way until the resource shrinks, and the store ages out by max_stale.
     need_list_ = true;
     list_reason_ = "retry";
-    error = KubeError(0, "the watch of " + path_ + " would hold more than " +
-                             std::to_string(options_.max_objects) +
-                             " objects, the most the adapter keeps for one list");
+    error = within_list_bound
+                ? overBudget()
+                : KubeError(0, "the watch of " + path_ + " would hold more than " +
+                                   std::to_string(options_.max_objects) +
+                                   " objects, the most the adapter keeps for one list");
     return false;
   }
   store_.emplace(std::move(entry->first), std::move(entry->second));
   return true;
+}
+
+KubeError Informer::overBudget() const {
+  return KubeError(0, "listing " + path_ +
+                          " would take the objects the adapter holds over all "
+                          "lists past " +
+                          std::to_string(options_.budget->limit()));
 }
 
 void Informer::fail(std::unique_lock<std::mutex>& lock, const KubeError& error, bool listing) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -19,6 +20,21 @@
 
 namespace metrics_adapter::kube {
 
+// Objects held over all the informers that share it, so their sum has a bound. Thread-safe.
+class ObjectBudget {
+ public:
+  explicit ObjectBudget(std::size_t limit) : limit_(limit) {}
+  // Takes `count` more objects; false (and nothing taken) past the limit.
+  bool take(std::size_t count);
+  void give(std::size_t count);
+  std::size_t used() const { return used_; }
+  std::size_t limit() const { return limit_; }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> used_{0};
+};
+
 struct InformerOptions {
   std::chrono::milliseconds list_timeout{std::chrono::seconds(5)};  // per LIST page
   std::size_t page_size = 500;                                      // LIST ?limit=
@@ -32,6 +48,8 @@ struct InformerOptions {
   std::chrono::milliseconds backoff_max{std::chrono::seconds(30)};
   // While the API fails, the store is still served for this long after the first failure.
   std::chrono::milliseconds max_stale{std::chrono::minutes(2)};
+  // Shared with other informers: a LIST or watch that would take more fails like max_objects.
+  std::shared_ptr<ObjectBudget> budget;
 };
 
 // Names and labels: all a label selector needs.
@@ -110,6 +128,7 @@ class Informer {
   // Requires mutex_ held: notes a failure and sleeps out its backoff (woken by stop or a reader).
   void fail(std::unique_lock<std::mutex>& lock, const KubeError& error, bool listing);
   ObjectSnapshot snapshot();  // requires mutex_
+  KubeError overBudget() const;
 
   const std::shared_ptr<KubeApi> api_;
   const ResourceInfo resource_;

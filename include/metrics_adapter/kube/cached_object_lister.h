@@ -15,6 +15,7 @@
 namespace metrics_adapter::kube {
 
 class Informer;
+class ObjectBudget;
 
 struct ObjectListerOptions {
   // Per LIST page call. A request for a (resource, namespace) not yet listed waits for its
@@ -24,8 +25,11 @@ struct ObjectListerOptions {
   // A LIST (or a watched store) with more objects fails instead of being held: the Kubernetes
   // scalability limit for pods in a whole cluster.
   std::size_t max_objects = 150000;
-  // Informers kept, one per (resource, namespace) asked for; beyond it the least recently read
-  // is stopped. With max_objects, this bounds the memory (see docs/kubernetes.md).
+  // Objects held over all informers; a LIST or watch event that would go past it fails (and is
+  // retried with backoff). The memory bound (see docs/kubernetes.md).
+  std::size_t max_cached_objects = 300000;
+  // Informers kept, one per (resource, namespace) asked for (each one thread and one watch);
+  // beyond it the least recently read is stopped.
   std::size_t max_informers = 256;
   // An informer no request has read for this long is stopped (its namespace has no HPA left).
   std::chrono::milliseconds idle{std::chrono::minutes(15)};
@@ -90,6 +94,7 @@ class CachedObjectLister : public ObjectLister {
 
   mutable std::mutex mutex_;  // guards the map only; never held while waiting on an informer
   std::map<std::string, Entry> entries_;
+  std::shared_ptr<ObjectBudget> budget_;
   std::vector<std::shared_ptr<Informer>> retired_;  // stopping; released once finished
   SteadyClock::time_point last_sweep_{};
   bool stopped_ = false;

@@ -124,6 +124,26 @@ TEST_F(CachedObjectListerTest, AListWithMoreThanMaxObjectsFails) {
   EXPECT_EQ(lister_->stats().cached_objects, 0u);
 }
 
+TEST_F(CachedObjectListerTest, ObjectsHeldOverAllInformersAreBounded) {
+  api_->setPage(
+      "/api/v1/namespaces/small/pods?limit=2",
+      listPage({metadataObject("s-1", {}, "", "small"), metadataObject("s-2", {}, "", "small")},
+               "7"));
+  makeLister({.timeout = 1s, .page_size = 2, .max_cached_objects = 5});
+  EXPECT_EQ(list("").size(), 4u);
+  try {
+    list("", "small");
+    ADD_FAILURE() << "six objects were held";
+  } catch (const KubeError& e) {
+    EXPECT_NE(std::string(e.what()).find("over all lists past 5"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(lister_->stats().cached_objects, 4u);
+  // A pod deleted in default makes room; the informer of "small" lists again by itself.
+  api_->push(event("DELETED", metadataObject("bare", nullptr, "8")));
+  ASSERT_TRUE(eventually([&] { return lister_->stats().cached_objects == 5; }));
+  EXPECT_EQ(list("", "small"), (std::vector<std::string>{"s-1", "s-2"}));
+}
+
 TEST_F(CachedObjectListerTest, AnEndlessChainOfContinueTokensEnds) {
   api_->setPage("/api/v1/namespaces/loop/pods?limit=2", listPage({}, "1", "again"));
   api_->setPage("/api/v1/namespaces/loop/pods?limit=2&continue=again", listPage({}, "1", "again"));

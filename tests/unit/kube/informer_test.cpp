@@ -218,6 +218,20 @@ TEST_F(InformerTest, AWatchThatWouldExceedTheObjectBoundListsAgain) {
   EXPECT_LE(informer_->stats().objects, 3u);
 }
 
+TEST(ObjectBudgetTest, TakesUpToTheLimitAndGivesBack) {
+  ObjectBudget budget(10);
+  EXPECT_TRUE(budget.take(6));
+  EXPECT_FALSE(budget.take(5));  // nothing taken by a refusal
+  EXPECT_EQ(budget.used(), 6u);
+  EXPECT_TRUE(budget.take(4));
+  EXPECT_FALSE(budget.take(1));
+  budget.give(3);
+  EXPECT_TRUE(budget.take(3));
+  budget.give(100);  // never below zero
+  EXPECT_EQ(budget.used(), 0u);
+  EXPECT_TRUE(budget.take(0));
+}
+
 TEST(BackoffDelayTest, DoublesUpToTheCapAndJittersWithinHalfToWhole) {
   const struct {
     unsigned failures;
