@@ -101,7 +101,7 @@ Informer::Informer(std::shared_ptr<KubeApi> api, ResourceInfo resource, std::str
       namespace_name_(std::move(namespace_name)),
       key_(resource_.groupResource() + "/" + namespace_name_),
       path_(listPath(resource_, namespace_name_)),
-      options_(options),
+      options_(std::move(options)),
       metrics_(std::move(metrics)),
       jitter_(std::move(jitter)) {}
 
@@ -311,7 +311,8 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-Informer::WatchEnd Informer::watch(std::string resource_version, std::optional<KubeError>& error) {
+Informer::WatchEnd Informer::watch(const std::string& resource_version,
+                                   std::optional<KubeError>& error) {
   // client-go's spread: timeoutSeconds in [watch_timeout, 2 x watch_timeout).
   const auto timeout_seconds = static_cast<long long>(
       static_cast<double>(options_.watch_timeout.count()) * (1.0 + jitter_()));

@@ -122,7 +122,7 @@ class Informer {
   void runLoop(std::unique_lock<std::mutex>& lock);
   // One paged LIST; fills `objects` and `resource_version`. Throws KubeError.
   void list(std::map<std::string, ObjectMeta>& objects, std::string& resource_version) const;
-  WatchEnd watch(std::string resource_version, std::optional<KubeError>& error);
+  WatchEnd watch(const std::string& resource_version, std::optional<KubeError>& error);
   // Applies one event under mutex_; false ends the watch (`error` says why, or it is stopping).
   bool apply(WatchEvent&& event, std::optional<KubeError>& error);
   // Requires mutex_ held: notes a failure and sleeps out its backoff (woken by stop or a reader).
