@@ -407,7 +407,12 @@ void Informer::fail(std::unique_lock<std::mutex>& lock, const KubeError& error, 
   failure_ = error;
   const auto now = SteadyClock::now();
   if (!failing_since_) failing_since_ = now;
-  if (has_list_) {
+  if (has_list_ && !listing && failures_ == 1) {
+    // One broken stream is routine (a proxy's idle timeout, an API server restart); it is news
+    // when the next watch fails too.
+    spdlog::info("watch of {} ended ({}); watching again from resourceVersion {}", key_,
+                 error.what(), resource_version_);
+  } else if (has_list_) {
     spdlog::warn("listing {} failed, serving the list from {}s ago: {}", key_,
                  std::chrono::duration_cast<std::chrono::seconds>(now - *failing_since_).count(),
                  error.what());
