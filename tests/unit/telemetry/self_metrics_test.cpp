@@ -190,6 +190,21 @@ TEST(SelfMetricsTest, ObjectCacheAndReloadsCountByResult) {
       1577836800.0);
 }
 
+TEST(SelfMetricsTest, ObjectListsAndWatchesCountByReason) {
+  SelfMetrics own;  // a fresh instance: counts start at zero
+  own.countObjectList("initial");
+  own.countObjectList("gone");
+  own.countObjectList("gone");
+  own.countObjectWatch("closed");
+  own.countObjectWatch("error");
+  const std::string text = own.exposition();
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_lists_total", {{"reason", "initial"}}));
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_object_lists_total", {{"reason", "gone"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_watches_total", {{"end", "closed"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_watches_total", {{"end", "error"}}));
+  EXPECT_FALSE(valueOf(text, "metrics_adapter_object_watches_total", {{"end", "gone"}}));
+}
+
 TEST(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
   metrics().setBuildInfo("0.0.1-test");
   metrics().setBuildInfo("0.0.2-test");
