@@ -125,9 +125,7 @@ config::AdapterConfig loadConfig(const std::string& path) {
 class Adapter {
  public:
   explicit Adapter(const AdapterOptions& options)
-      : options_(options),
-        // TRANSITIONAL: the process-wide instance until every recorder takes this one.
-        self_metrics_(&telemetry::SelfMetrics::instance(), [](telemetry::SelfMetrics*) {}) {
+      : options_(options), self_metrics_(std::make_shared<telemetry::SelfMetrics>()) {
     loaded_identity_ = fileIdentity(options.config_file);
     config::AdapterConfig config = loadConfig(options.config_file);
     connectBackends();
@@ -221,7 +219,10 @@ class Adapter {
   // The handlers, the request pipeline and the HTTPS server that feeds it.
   void buildServer() {
     std::shared_ptr<kube::ObjectLister> lister;
-    if (kube_) lister = std::make_shared<kube::CachedObjectLister>(kube_, options_.object_lister);
+    if (kube_) {
+      lister =
+          std::make_shared<kube::CachedObjectLister>(kube_, options_.object_lister, self_metrics_);
+    }
     api::SnapshotSource snapshots = [relister = relister_] { return relister->snapshot(); };
 
     api::RouterParts parts;

@@ -210,9 +210,9 @@ const std::map<std::string, Flag>& flagTable() {
           o.discovery_interval = parseGoDuration(v);
         }}},
       {"object-cache-ttl",
-       {"how long one LIST of a resource in a namespace answers label selectors (default 10s)",
-        false,
-        [](AdapterOptions& o, const std::string& v) { o.object_lister.ttl = parseGoDuration(v); }}},
+       {"ignored, accepted for compatibility: object lists are kept current by a watch (the "
+        "value must still be a duration)",
+        false, [](AdapterOptions&, const std::string& v) { parseGoDuration(v); }}},
       {"secure-port",
        {"HTTPS port (default 6443)", false,
         [](AdapterOptions& o, const std::string& v) {

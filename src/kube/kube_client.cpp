@@ -11,6 +11,7 @@
 
 #include "kube/api_answer.h"
 #include "kube/server_url.h"
+#include "kube/watch_stream.h"
 #include "metrics_adapter/net/bearer_token_file.h"
 #include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
@@ -29,6 +30,11 @@ constexpr std::size_t kMaxPathInMessages = 200;
 // Longer Retry-After values are taken as this: a misconfigured server cannot park callers for
 // hours.
 constexpr std::chrono::seconds kMaxRetryAfter{60};
+// cpprestsdk's client timeout is an idle limit on the connection; a watch is idle between events
+// for as long as the server's timeoutSeconds, so its client gets this instead. Each watch call
+// still ends at its own deadline.
+constexpr std::chrono::hours kWatchIdleLimit{1};
+constexpr std::size_t kWatchReadBytes = std::size_t{16} * 1024;
 
 bool hasControlCharacters(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](char c) {
@@ -131,6 +137,8 @@ struct KubeClient::Impl {
       client.verify_server = !options.insecure_skip_tls_verify;
       net::validateTlsSettings(client.tls);
       http = net::makeHttpClient(client);
+      client.timeout = kWatchIdleLimit;
+      watch_http = net::makeHttpClient(client);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("Kubernetes API client (" + source() + "): " + e.what());
     }
@@ -232,11 +240,59 @@ struct KubeClient::Impl {
     }
   }
 
+  void watch(const WatchRequest& watch_request, const WatchHandler& on_event) {
+    const auto started = Clock::now();
+    const std::string request = requestLine(web::http::methods::GET, watch_request.path);
+    const auto timeout =
+        watch_request.timeout.count() > 0 ? watch_request.timeout : options.timeout;
+    net::CallContext context{server.host,
+                             server.port,
+                             started + timeout,
+                             tlsHint(),
+                             [display = server.origin + server.path_prefix, timeout,
+                              request](const net::CallFailure& failure) {
+                               return callError(failure, display, timeout, request);
+                             },
+                             watch_request.canceller};
+    net::HttpCall exchange(
+        *watch_http,
+        makeRequest(web::http::methods::GET, watch_request.path, watch_request.accept, nullptr),
+        std::move(context));
+    const int status = exchange.status();
+    if (status < 200 || status >= 300) {
+      KubeError error =
+          errorForAnswer(status, net::readBody(exchange, kMaxErrorBodyBytes).bytes, request);
+      if (status == 429 || status >= 500) {
+        error.withRetryAfter(parseRetryAfter(exchange.header("Retry-After"), kMaxRetryAfter));
+      }
+      throw error;
+    }
+    WatchStream stream(options.max_response_bytes, request);
+    std::string chunk(kWatchReadBytes, '\0');
+    for (;;) {
+      const std::size_t count = exchange.read(chunk.data(), chunk.size());
+      if (count == 0) {
+        stream.finish(on_event);
+        break;
+      }
+      if (!stream.feed(std::string_view(chunk.data(), count), on_event)) break;
+    }
+    spdlog::debug(
+        "kube watch {} ended after {} ms", request,
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
+  }
+
   KubeClientOptions options;
   ServerUrl server;
   std::unique_ptr<net::BearerTokenFile> token_file;
   std::unique_ptr<web::http::client::http_client> http;
+  std::unique_ptr<web::http::client::http_client> watch_http;
 };
+
+void KubeApi::watch(const WatchRequest& request, const WatchHandler&) {
+  throw KubeError(0, "this Kubernetes API client cannot watch " +
+                         request.path.substr(0, request.path.find('?')));
+}
 
 KubeClient::KubeClient(KubeClientOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -251,6 +307,10 @@ nlohmann::json KubeClient::get(const std::string& path, std::string_view accept,
 nlohmann::json KubeClient::post(const std::string& path, const nlohmann::json& body,
                                 std::chrono::milliseconds timeout) {
   return impl_->call(web::http::methods::POST, path, kJson, &body, timeout);
+}
+
+void KubeClient::watch(const WatchRequest& request, const WatchHandler& on_event) {
+  impl_->watch(request, on_event);
 }
 
 }  // namespace metrics_adapter::kube

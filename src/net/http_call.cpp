@@ -96,6 +96,7 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     fail(CallFailure::Kind::kUnreachable, cause);
   }
   status_ = response_.status_code();
+  answered_ = true;
 }
 
 HttpCall::~HttpCall() {
@@ -158,8 +159,11 @@ HttpCall::Registration::~Registration() {
 
 void HttpCall::interrupt() {
   interrupted_ = true;
-  cancellation_.cancel();
-  pipe_->abandon();
+  pipe_->abandon();  // wakes a reader; an answered exchange then ends as abandon() describes
+  // Only an exchange still waiting for its answer needs the cross-thread cancel. An answered one
+  // (a watch stream idle between events, say) is cancelled, if at all, by its own thread in
+  // abandon(), after cpprestsdk had time to finish a read it may be starting.
+  if (!answered_) cancellation_.cancel();
 }
 
 void HttpCall::failIfInterrupted() {

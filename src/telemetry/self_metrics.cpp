@@ -95,6 +95,15 @@ struct SelfMetrics::Impl {
                                       .Register(registry);
   Counter& cache_hits = object_cache.Add({{"result", "hit"}});
   Counter& cache_misses = object_cache.Add({{"result", "miss"}});
+  Family<Counter>& object_lists = prometheus::BuildCounter()
+                                      .Name("metrics_adapter_object_lists_total")
+                                      .Help("Object lister LISTs by reason (initial, gone, retry).")
+                                      .Register(registry);
+  Family<Counter>& object_watches =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_object_watches_total")
+          .Help("Object lister watches by how they ended (closed, gone, error).")
+          .Register(registry);
   Family<Counter>& reloads = prometheus::BuildCounter()
                                  .Name("metrics_adapter_config_reloads_total")
                                  .Help("Config reloads by result (success or failure).")
@@ -116,11 +125,6 @@ struct SelfMetrics::Impl {
   std::map<std::string, std::pair<Gauge*, Gauge*>, std::less<>> rules;
   Gauge* build_info_gauge = nullptr;
 };
-
-SelfMetrics& SelfMetrics::instance() {
-  static auto* metrics = new SelfMetrics;  // never destroyed: threads may record during exit
-  return *metrics;
-}
 
 SelfMetrics::SelfMetrics() : impl_(std::make_unique<Impl>()) {}
 SelfMetrics::~SelfMetrics() = default;
@@ -187,6 +191,14 @@ void SelfMetrics::countRuleError(std::string_view rule) {
 
 void SelfMetrics::countObjectCache(bool hit) {
   (hit ? impl_->cache_hits : impl_->cache_misses).Increment();
+}
+
+void SelfMetrics::countObjectList(std::string_view reason) {
+  impl_->object_lists.Add({{"reason", text(reason)}}).Increment();
+}
+
+void SelfMetrics::countObjectWatch(std::string_view end) {
+  impl_->object_watches.Add({{"end", text(end)}}).Increment();
 }
 
 void SelfMetrics::countConfigReload(bool success) {

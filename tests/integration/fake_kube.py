@@ -18,7 +18,25 @@ POST /_control/fault (one fault at a time; {"kind": "none"} clears it):
   {"kind": "cut", "continue_only": bool}  object LISTs send half their body and close the
                                           connection (only pages asked with ?continue= when
                                           continue_only).
-The stats count LISTs answered ("lists", per path) and LISTs received ("list_attempts")."""
+The stats count LISTs answered ("lists", per path) and LISTs received ("list_attempts").
+
+Watches (?watch=1) stream newline-delimited JSON events over a chunked answer, as the API server
+does: every change gets the next resourceVersion (one counter for the whole fake, started from
+the clock so a restarted fake never reuses versions), a watch from version v first replays the
+changes after v, then streams live ones; with allowWatchBookmarks a BOOKMARK carrying the current
+version is sent every --bookmark-interval seconds; the stream ends at timeoutSeconds. A version
+older than the kept history (the last 1000 changes, or everything before a compaction) is 410
+Gone: an ERROR event with a 410 Status (what the API server's watch cache sends), or an HTTP 410
+answer after POST /_control/compact {"as": "status"}. More test control:
+POST /_control/objects {"op": "add"|"modify"|"delete", "resource": "pods" (or "plural.group"),
+  "object": {"name", "namespace", "labels"}}   one change, streamed to the matching watches
+POST /_control/cut_watches                      every open watch stream breaks off (no final
+                                                chunk; so does /_control/down)
+POST /_control/compact {"as": "event"|"status"} forget the history and break the open watches
+                                                (as an API server restart does): every older
+                                                version is Gone
+GET /_control/stats also has "watches" (per path), "watch_versions" (per path: the
+resourceVersion each watch asked for) and "resource_version" (the current one)."""
 
 import argparse
 import http.server
@@ -29,6 +47,8 @@ import sys
 import threading
 import time
 import urllib.parse
+
+HISTORY = 1000  # changes kept for watches; older versions are 410 Gone
 
 BUILTIN = [
     # group, version, plural, singular, kind, namespaced
@@ -58,6 +78,45 @@ class State:
         self.list_attempts = 0
         self.down = False
         self.fault = {}
+        self.changed = threading.Condition(self.lock)
+        # One version counter for everything, from the clock: a restarted fake's versions are
+        # newer than any its predecessor handed out, and those are outside its history.
+        self.resource_version = int(time.time() * 1000)
+        for group_objects in objects.values():
+            for o in group_objects:
+                o["rv"] = self.resource_version
+        self.history = []  # (rv, resource key, event type, object)
+        self.oldest_watchable = self.resource_version
+        self.gone_as = "event"
+        self.cut_generation = 0
+        self.watch_calls = {}
+        self.watch_versions = {}
+        self.bookmark_interval = 1.0
+
+    def change(self, op, key, obj):
+        """Applies one change (under the lock) and wakes the watches."""
+        self.resource_version += 1
+        obj = dict(obj, rv=self.resource_version)
+        objects = self.objects.setdefault(key, [])
+        same = [i for i, o in enumerate(objects)
+                if o["name"] == obj["name"] and o.get("namespace") == obj.get("namespace")]
+        if op == "delete":
+            for i in reversed(same):
+                obj = dict(objects.pop(i), rv=self.resource_version)
+            kind = "DELETED"
+        elif same:
+            objects[same[0]] = obj
+            kind = "MODIFIED"
+        else:
+            objects.append(obj)
+            kind = "ADDED" if op == "add" else "MODIFIED"
+        self.history.append((self.resource_version, key, kind, obj))
+        if len(self.history) > HISTORY:
+            dropped = self.history[:len(self.history) - HISTORY]
+            self.history = self.history[len(dropped):]
+            self.oldest_watchable = dropped[-1][0]
+        self.changed.notify_all()
+        return self.resource_version
 
     def groups(self):
         seen = []
@@ -114,7 +173,26 @@ def make_handler(state, token):
                     return self.review(url.path, body)
                 if url.path == "/_control/down":
                     state.down = bool(body.get("down"))
+                    if state.down:  # a server going down drops its watch streams
+                        state.cut_generation += 1
+                        state.changed.notify_all()
                     return self.send_json(200, {"down": state.down})
+                if url.path == "/_control/objects":
+                    rv = state.change(body["op"], body["resource"], body["object"])
+                    return self.send_json(200, {"resourceVersion": str(rv)})
+                if url.path == "/_control/cut_watches":
+                    state.cut_generation += 1
+                    state.changed.notify_all()
+                    return self.send_json(200, {})
+                if url.path == "/_control/compact":
+                    # All at once, so no watch can see a version newer than the ones forgotten.
+                    state.resource_version += 1
+                    state.oldest_watchable = state.resource_version
+                    state.history = []
+                    state.gone_as = body.get("as", "event")
+                    state.cut_generation += 1
+                    state.changed.notify_all()
+                    return self.send_json(200, {})
                 if url.path == "/_control/fault":
                     state.fault = {} if body.get("kind", "none") == "none" else body
                     return self.send_json(200, {"fault": state.fault})
@@ -159,6 +237,9 @@ def make_handler(state, token):
                 with state.lock:
                     return self.send_json(200, {"lists": dict(state.list_calls),
                                                 "list_attempts": state.list_attempts,
+                                                "watches": dict(state.watch_calls),
+                                                "watch_versions": dict(state.watch_versions),
+                                                "resource_version": str(state.resource_version),
                                                 "reviews": dict(state.review_counts)})
             if url.path == "/_control/reviews":
                 with state.lock:
@@ -168,10 +249,13 @@ def make_handler(state, token):
             with state.lock:
                 delay = state.fault.get("seconds", 0) if state.fault.get("kind") == "slow" else 0
             time.sleep(delay)  # outside the lock: a slow API still answers other calls
+            self.watch_request = None
             with state.lock:
                 if state.down:
                     return self.status(503, "ServiceUnavailable", "the API server is down (test)")
                 self.route(url)
+            if self.watch_request:  # streamed outside the lock
+                self.stream_watch(*self.watch_request)
 
         def route(self, url):
             parts = [p for p in url.path.split("/") if p]
@@ -219,7 +303,98 @@ def make_handler(state, token):
                 return self.status(404, "NotFound", "the server could not find the requested resource")
             if "labelSelector" in query:  # the adapter filters locally; catch it if it changes
                 return self.status(400, "BadRequest", "this fake does not evaluate labelSelector")
+            if query.get("watch", [""])[0] in ("1", "true"):
+                return self.start_watch(url.path, match[0], namespace, query)
             self.list_objects(url.path, match[0], namespace, query)
+
+        def start_watch(self, path, resource, namespace, query):
+            """Under the lock: counts the watch and answers what needs no stream."""
+            state.watch_calls[path] = state.watch_calls.get(path, 0) + 1
+            asked = query.get("resourceVersion", [""])[0]
+            state.watch_versions.setdefault(path, []).append(asked)
+            since = int(asked) if asked.isdigit() and asked != "0" else None
+            gone = since is not None and since < state.oldest_watchable
+            if gone and state.gone_as == "status":
+                return self.status(410, "Expired",
+                                   "too old resource version: %d (%d)"
+                                   % (since, state.oldest_watchable))
+            group, _, plural, _, _, _ = resource
+            key = plural + ("." + group if group else "")
+            replay = []
+            if since is None:  # no version: the current objects as ADDED, then changes
+                replay = [("ADDED", o) for o in state.objects.get(key, [])
+                          if namespace is None or o.get("namespace") == namespace]
+                since = state.resource_version
+            self.watch_request = (key, namespace, since, gone, replay, query)
+
+        def stream_watch(self, key, namespace, since, gone, replay, query):
+            timeout = float(query.get("timeoutSeconds", ["1800"])[0])
+            bookmarks = query.get("allowWatchBookmarks", [""])[0] == "true"
+            metadata_only = "as=PartialObjectMetadata" in (self.headers.get("Accept") or "")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                if gone:
+                    self.write_event("ERROR", {
+                        "kind": "Status", "apiVersion": "v1", "metadata": {},
+                        "status": "Failure", "reason": "Expired", "code": 410,
+                        "message": "too old resource version: %d (%d)"
+                        % (since, state.oldest_watchable)})
+                    return self.end_chunks()
+                for kind, o in replay:
+                    self.write_event(kind, self.watch_object(o, metadata_only))
+                with state.lock:
+                    generation = state.cut_generation
+                ends = time.monotonic() + timeout
+                next_bookmark = time.monotonic() + state.bookmark_interval
+                while True:
+                    with state.lock:
+                        state.changed.wait(timeout=0.05)
+                        if state.cut_generation != generation:
+                            return self.cut()
+                        events = [(rv, kind, o) for rv, k, kind, o in state.history
+                                  if rv > since and k == key
+                                  and (namespace is None or o.get("namespace") == namespace)]
+                        current = state.resource_version
+                    for rv, kind, o in events:
+                        self.write_event(kind, self.watch_object(o, metadata_only))
+                        since = rv
+                    now = time.monotonic()
+                    if now >= ends:
+                        return self.end_chunks()
+                    if bookmarks and now >= next_bookmark:
+                        since = max(since, current)
+                        self.write_event("BOOKMARK", {
+                            "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                            "metadata": {"resourceVersion": str(since)}})
+                        next_bookmark = now + state.bookmark_interval
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                self.close_connection = True
+
+        def write_event(self, kind, obj):
+            data = json.dumps({"type": kind, "object": obj}).encode() + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        def end_chunks(self):
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def cut(self):
+            """The stream breaks off: no final chunk, the connection just ends."""
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+        def watch_object(self, o, metadata_only):
+            if metadata_only:
+                return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                        "metadata": self.meta(o)}
+            return {"metadata": self.meta(o), "spec": {}, "status": {}}
 
         def list_objects(self, path, resource, namespace, query):
             group, version, plural, _, kind, _ = resource
@@ -242,7 +417,7 @@ def make_handler(state, token):
             limit = int(query.get("limit", ["0"])[0]) or len(objects) or 1
             page = objects[start:start + limit]
             more = start + limit < len(objects)
-            metadata = {"resourceVersion": "1000"}
+            metadata = {"resourceVersion": str(state.resource_version)}
             if more:
                 metadata["continue"] = str(start + limit)
             api_version = (group + "/" + version) if group else version
@@ -258,7 +433,8 @@ def make_handler(state, token):
 
         @staticmethod
         def meta(o):
-            meta = {"name": o["name"], "uid": "uid-" + o["name"], "resourceVersion": "1000",
+            meta = {"name": o["name"], "uid": "uid-" + o["name"],
+                    "resourceVersion": str(o.get("rv", 1)),
                     "labels": o.get("labels", {})}
             if o.get("namespace"):
                 meta["namespace"] = o["namespace"]
@@ -277,9 +453,11 @@ def main():
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--token", required=True)
+    parser.add_argument("--bookmark-interval", type=float, default=1.0)
     args = parser.parse_args()
     with open(args.objects) as f:
         state = State(json.load(f))
+    state.bookmark_interval = args.bookmark_interval
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state, args.token))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)

@@ -280,6 +280,28 @@ class FakeKube:
     def list_attempts(self):
         return self._call("GET", "/_control/stats")["list_attempts"]
 
+    def change_object(self, op, resource, obj):
+        """"add", "modify" or "delete" one object (e.g. a pod); returns the new
+        resourceVersion. Open watches of the resource receive the event."""
+        return self._call("POST", "/_control/objects",
+                          {"op": op, "resource": resource, "object": obj})["resourceVersion"]
+
+    def cut_watches(self):
+        """Every open watch stream breaks off mid-stream."""
+        self._call("POST", "/_control/cut_watches", {})
+
+    def compact(self, gone_as="event"):
+        """Forgets the change history and breaks the open watches: watches from older versions
+        get 410 Gone (an ERROR event, or an HTTP 410 answer with gone_as="status")."""
+        self._call("POST", "/_control/compact", {"as": gone_as})
+
+    def watch_calls(self, path):
+        return self._call("GET", "/_control/stats")["watches"].get(path, 0)
+
+    def watch_versions(self, path):
+        """The resourceVersion each watch of `path` asked for, in order."""
+        return self._call("GET", "/_control/stats")["watch_versions"].get(path, [])
+
 
 # A relative certificate-authority path: resolved against the kubeconfig's directory.
 KUBECONFIG_WITH_TOKEN = """apiVersion: v1

@@ -1,9 +1,10 @@
 """The Kubernetes API misbehaving under the HPA's wildcard requests (which list pods by
 labelSelector): refusing connections, answering 503, answering slowly, throttling with 429 and
-Retry-After, and LISTs cut off mid-body. The adapter does not watch: it LISTs (metadata only,
-paged) and caches each (resource, namespace) for --object-cache-ttl, so a cut LIST, not a cut
-watch stream, is the interruption to survive. For each fault: the Status the HPA gets, the
-adapter staying up with its discovery, and recovery once the fault clears."""
+Retry-After, and LISTs cut off mid-body. The adapter LISTs each (resource, namespace) once
+(metadata only, paged) and then watches it; each test uses a namespace of its own, so its first
+request waits for a first LIST, and that LIST is what the fault hits (cut watch streams are
+tested in test_object_watch.py). For each fault: the Status the HPA gets, the adapter staying
+up with its discovery, and recovery once the fault clears."""
 
 import unittest
 

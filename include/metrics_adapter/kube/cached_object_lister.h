@@ -1,99 +1,105 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <functional>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/kube/object_lister.h"
+#include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::kube {
 
+class Informer;
+class ObjectBudget;
+
 struct ObjectListerOptions {
-  // How long one LIST of a (resource, namespace) answers every selector. The HPA asks every
-  // 15 s; pods created since the last LIST appear within this time.
-  std::chrono::milliseconds ttl{std::chrono::seconds(10)};
-  std::chrono::milliseconds timeout{std::chrono::seconds(5)};  // per LIST call
-  std::size_t max_entries = 2048;  // (resource, namespace) lists kept; oldest dropped first
-  std::size_t page_size = 500;     // LIST ?limit=, followed by ?continue=
-  // While the API fails, a list older than `ttl` is still served for this much longer.
-  std::chrono::milliseconds max_stale{std::chrono::minutes(2)};
-  // A LIST with more objects fails instead of being held: the Kubernetes scalability limit for
-  // pods in a whole cluster.
+  // Per LIST page call. A request for a (resource, namespace) not yet listed waits for its
+  // first LIST at most twice this long.
+  std::chrono::milliseconds timeout{std::chrono::seconds(5)};
+  std::size_t page_size = 500;  // LIST ?limit=, followed by ?continue=
+  // A LIST (or a watched store) with more objects fails instead of being held: the Kubernetes
+  // scalability limit for pods in a whole cluster.
   std::size_t max_objects = 150000;
-  // Objects held over all lists; the oldest lists are dropped to stay below it.
+  // Objects held over all informers; a LIST or watch event that would go past it fails (and is
+  // retried with backoff). The memory bound (see docs/kubernetes.md).
   std::size_t max_cached_objects = 300000;
+  // Informers kept, one per (resource, namespace) asked for (each one thread and one watch);
+  // beyond it the least recently read is stopped.
+  std::size_t max_informers = 256;
+  // An informer no request has read for this long is stopped (its namespace has no HPA left).
+  std::chrono::milliseconds idle{std::chrono::minutes(15)};
+  // While the API fails, an informer's objects are still served for this long.
+  std::chrono::milliseconds max_stale{std::chrono::minutes(2)};
+  std::chrono::seconds watch_timeout{300};  // timeoutSeconds, spread over [t, 2t)
+  std::chrono::milliseconds backoff_initial{800};
+  std::chrono::milliseconds backoff_max{std::chrono::seconds(30)};
 };
 
-// Lists object names with metadata-only LISTs (PartialObjectMetadataList) of a whole
-// (resource, namespace), cached for `ttl` and filtered locally by label selector, so HPA polls
-// with any selector share one LIST. Concurrent misses on one key share one call. When a LIST
-// fails, the last good list is served for up to `max_stale` past its ttl; when the API answered
-// with Retry-After (429, 503), that key is not listed again before the delay has passed.
-// Thread-safe.
+// Answers label selectors from informers: one per (resource, namespace) asked for, started by
+// the first request for it, which keeps the objects' names and labels current with a
+// metadata-only LIST and then a WATCH (see kube/informer.h). Requests read the informer's
+// memory only, so there is no LIST per request and a pod the API server knows is answered as
+// soon as its watch event arrives. Selectors are evaluated locally. Thread-safe; the destructor
+// stops every informer.
 class CachedObjectLister : public ObjectLister {
  public:
   using SteadyClock = std::chrono::steady_clock;
 
+  // `metrics` may be null (nothing recorded).
   CachedObjectLister(std::shared_ptr<KubeApi> api, ObjectListerOptions options,
-                     std::function<SteadyClock::time_point()> now = SteadyClock::now);
+                     std::shared_ptr<telemetry::SelfMetrics> metrics);
+  ~CachedObjectLister() override;
+  CachedObjectLister(const CachedObjectLister&) = delete;
+  CachedObjectLister& operator=(const CachedObjectLister&) = delete;
 
   // Throws std::runtime_error (a KubeError) when the Kubernetes API cannot answer.
   std::vector<std::string> listNames(const ResourceInfo& resource,
                                      const std::string& namespace_name,
                                      const promql::LabelSelector& selector) override;
 
+  // Stops every informer (their watches end at once) and fails later requests. Idempotent.
+  void stop();
+
   struct Stats {
-    std::size_t hits = 0;
-    std::size_t misses = 0;
+    std::size_t hits = 0;    // answered from a listed informer
+    std::size_t misses = 0;  // waited for a first LIST
     std::size_t list_calls = 0;
-    std::size_t stale_answers = 0;  // lists served past their ttl because a LIST failed
+    std::size_t watch_calls = 0;
+    std::size_t stale_answers = 0;  // answered while the API was failing
     std::size_t cached_objects = 0;
-    std::size_t entries = 0;
+    std::size_t entries = 0;  // informers running
   };
   Stats stats() const;
 
  private:
-  struct Object {
-    std::string name;
-    std::map<std::string, std::string> labels;
-  };
   struct Entry {
-    std::shared_ptr<const std::vector<Object>> objects;
-    SteadyClock::time_point fetched_at;
-    bool loading = false;
-    // Set by a failure that carried Retry-After: until then the failure is answered again.
-    SteadyClock::time_point retry_at;
-    std::optional<KubeError> failure;
+    std::shared_ptr<Informer> informer;
+    SteadyClock::time_point last_read;
   };
 
-  std::shared_ptr<const std::vector<Object>> objectsOf(const ResourceInfo& resource,
-                                                       const std::string& namespace_name);
-  std::vector<Object> fetch(const ResourceInfo& resource, const std::string& namespace_name);
-  // The objects of `entry` if it may stand in for a failed LIST, else null.
-  std::shared_ptr<const std::vector<Object>> staleObjects(const Entry& entry,
-                                                          const std::string& key,
-                                                          const std::string& why);
-  void evictIfFull();
-  void evictBeyondObjectLimit(const std::string& keep);
+  std::shared_ptr<Informer> informerFor(const ResourceInfo& resource,
+                                        const std::string& namespace_name, bool& first);
+  // Requires mutex_: asks the entry's informer to stop and keeps it in retired_ until its
+  // thread has ended. Returns the next entry.
+  std::map<std::string, Entry>::iterator retire(std::map<std::string, Entry>::iterator entry);
 
   std::shared_ptr<KubeApi> api_;
   ObjectListerOptions options_;
-  std::function<SteadyClock::time_point()> now_;
+  std::shared_ptr<telemetry::SelfMetrics> metrics_;
 
-  mutable std::mutex mutex_;  // never held during a LIST
-  std::condition_variable loaded_;
+  mutable std::mutex mutex_;  // guards the map only; never held while waiting on an informer
   std::map<std::string, Entry> entries_;
-  Stats stats_;
+  std::shared_ptr<ObjectBudget> budget_;
+  std::vector<std::shared_ptr<Informer>> retired_;  // stopping; released once finished
+  SteadyClock::time_point last_sweep_{};
+  bool stopped_ = false;
+  std::size_t hits_ = 0;
+  std::size_t misses_ = 0;
 };
-
-// The LIST path of `resource` in `namespace_name` ("" = cluster scope or all namespaces).
-std::string listPath(const ResourceInfo& resource, const std::string& namespace_name);
 
 }  // namespace metrics_adapter::kube

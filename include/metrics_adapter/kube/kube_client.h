@@ -2,12 +2,17 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+namespace metrics_adapter::net {
+class CallCanceller;
+}
 
 namespace metrics_adapter::kube {
 
@@ -41,6 +46,27 @@ class KubeError : public std::runtime_error {
 // malformed value and for the HTTP-date form, capped at `cap`.
 std::chrono::seconds parseRetryAfter(std::string_view value, std::chrono::seconds cap);
 
+// One line of a watch stream: {"type": "ADDED", "object": {...}}.
+struct WatchEvent {
+  std::string type;       // ADDED, MODIFIED, DELETED, BOOKMARK or ERROR
+  nlohmann::json object;  // the object; a Status for ERROR
+};
+
+// One watch call.
+struct WatchRequest {
+  // With its query, already URL-encoded: "/api/v1/pods?watch=1&resourceVersion=7&...".
+  std::string path;
+  std::string accept;
+  // The whole stream's life; ask the server for less (timeoutSeconds) so it ends the stream
+  // first. Not capped by KubeClientOptions::timeout.
+  std::chrono::milliseconds timeout{0};
+  // Optional: cancelAll() ends the stream from another thread (shutdown).
+  std::shared_ptr<net::CallCanceller> canceller;
+};
+
+// Called once per event, on the watching thread; false stops the watch.
+using WatchHandler = std::function<bool(WatchEvent&&)>;
+
 // The Kubernetes API calls the adapter makes. Implementations are thread-safe.
 class KubeApi {
  public:
@@ -55,6 +81,13 @@ class KubeApi {
   // POST a JSON body (TokenReview, SubjectAccessReview); same answer handling as get().
   virtual nlohmann::json post(const std::string& path, const nlohmann::json& body,
                               std::chrono::milliseconds timeout) = 0;
+
+  // GET a watch stream (newline-delimited JSON events) and hand each event to `on_event` as it
+  // arrives. Returns when the server ends the stream or `on_event` returns false. Throws
+  // KubeError for a non-2xx answer (httpStatus() 410 for Gone), a stream that breaks off or
+  // holds a malformed line, the request's timeout, and cancellation. The default throws: a
+  // client that cannot watch (the lister then fails its requests with that message).
+  virtual void watch(const WatchRequest& request, const WatchHandler& on_event);
 };
 
 // How to reach and authenticate to the API server.
@@ -102,6 +135,9 @@ class KubeClient : public KubeApi {
                      std::chrono::milliseconds timeout) override;
   nlohmann::json post(const std::string& path, const nlohmann::json& body,
                       std::chrono::milliseconds timeout) override;
+  // Watch streams use a client of their own whose idle limit is the stream's life (an idle
+  // watch is normal); event lines longer than options.max_response_bytes fail the stream.
+  void watch(const WatchRequest& request, const WatchHandler& on_event) override;
 
  private:
   struct Impl;

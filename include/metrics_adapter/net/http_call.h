@@ -103,6 +103,7 @@ class HttpCall {
   bool ended_ = false;
   bool abandoned_ = false;
   std::atomic<bool> interrupted_{false};
+  std::atomic<bool> answered_{false};  // the status line and headers are in
   // Last: it is removed from the canceller before the members interrupt() uses are destroyed.
   Registration registration_;
 };

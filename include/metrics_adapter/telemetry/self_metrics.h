@@ -21,9 +21,6 @@ class SelfMetrics {
   SelfMetrics(const SelfMetrics&) = delete;
   SelfMetrics& operator=(const SelfMetrics&) = delete;
 
-  // TRANSITIONAL: the process-wide instance, until every recorder takes one in its constructor.
-  static SelfMetrics& instance();
-
   // One API request: `route` is a template such as "custom_metric", "external_metric",
   // "discovery", "health", "metrics", "other"; `code` the HTTP status.
   void observeRequest(std::string_view route, int code, std::chrono::duration<double> latency);
@@ -47,6 +44,12 @@ class SelfMetrics {
 
   // Object lister cache (wildcards with a labelSelector).
   void countObjectCache(bool hit);
+  // The object lister's LISTs by reason: "initial" (first of a resource and namespace), "gone"
+  // (the watch's resourceVersion expired: 410) or "retry" (after a failed LIST).
+  void countObjectList(std::string_view reason);
+  // The object lister's watches by how they ended: "closed" (by the server, e.g. at its
+  // timeoutSeconds; watched again from the last resourceVersion), "gone" (410) or "error".
+  void countObjectWatch(std::string_view end);
 
   // Config reloads (file change or SIGHUP): success swapped the rules in, failure kept the old.
   void countConfigReload(bool success);

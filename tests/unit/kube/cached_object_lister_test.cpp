@@ -2,70 +2,46 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <optional>
 #include <string>
+#include <vector>
+
+#include "kube/informer.h"
+#include "unit/kube/fake_watch_api.h"
 
 namespace metrics_adapter::kube {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Serves PartialObjectMetadataList pages from a table and counts calls.
-class FakeKubeApi : public KubeApi {
- public:
-  std::map<std::string, nlohmann::json> pages;  // full path -> answer
-  std::vector<std::string> calls;
-  std::vector<std::string> accepts;
-  bool down = false;
-  std::optional<KubeError> failure;  // thrown by every call while set
-
-  nlohmann::json get(const std::string& path, std::string_view accept,
-                     std::chrono::milliseconds) override {
-    calls.push_back(path);
-    accepts.emplace_back(accept);
-    if (down) throw KubeError(503, "the server is currently unable to handle the request");
-    if (failure) throw *failure;
-    auto it = pages.find(path);
-    if (it == pages.end()) throw KubeError(404, "not found: " + path);
-    return it->second;
-  }
-  nlohmann::json post(const std::string&, const nlohmann::json&,
-                      std::chrono::milliseconds) override {
-    return nullptr;
-  }
-};
-
-nlohmann::json object(const std::string& name, nlohmann::json labels) {
-  return {{"kind", "PartialObjectMetadata"},
-          {"apiVersion", "meta.k8s.io/v1"},
-          {"metadata", {{"name", name}, {"namespace", "default"}, {"labels", labels}}}};
-}
-
-nlohmann::json page(std::vector<nlohmann::json> items, std::string next = "") {
-  nlohmann::json metadata = {{"resourceVersion", "7"}};
-  if (!next.empty()) metadata["continue"] = next;
-  return {{"kind", "PartialObjectMetadataList"},
-          {"apiVersion", "meta.k8s.io/v1"},
-          {"metadata", metadata},
-          {"items", items}};
-}
+using testing::event;
+using testing::eventually;
+using testing::FakeWatchApi;
+using testing::listPage;
+using testing::metadataObject;
 
 ResourceInfo pods() { return {"", "v1", "Pod", "pods", "pod", true}; }
 
 class CachedObjectListerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    api_ = std::make_shared<FakeKubeApi>();
-    api_->pages["/api/v1/namespaces/default/pods?limit=2"] =
-        page({object("web-1", {{"app", "web"}, {"tier", "backend"}}),
-              object("web-2", {{"app", "web"}, {"tier", "cache"}})},
-             "token/1");
-    api_->pages["/api/v1/namespaces/default/pods?limit=2&continue=token%2F1"] =
-        page({object("other-1", {{"app", "other"}}), object("bare", nullptr)});
-    lister_ = std::make_unique<CachedObjectLister>(
-        api_, ObjectListerOptions{.ttl = 10s, .timeout = 1s, .max_entries = 2, .page_size = 2},
-        [this] { return now_; });
+    api_ = std::make_shared<FakeWatchApi>();
+    api_->setPage("/api/v1/namespaces/default/pods?limit=2",
+                  listPage({metadataObject("web-1", {{"app", "web"}, {"tier", "backend"}}),
+                            metadataObject("web-2", {{"app", "web"}, {"tier", "cache"}})},
+                           "7", "token/1"));
+    api_->setPage(
+        "/api/v1/namespaces/default/pods?limit=2&continue=token%2F1",
+        listPage({metadataObject("other-1", {{"app", "other"}}), metadataObject("bare", nullptr)},
+                 "7"));
+    makeLister({.timeout = 1s, .page_size = 2, .max_informers = 2});
+  }
+
+  void makeLister(ObjectListerOptions options) {
+    lister_.reset();
+    if (options.backoff_initial == ObjectListerOptions{}.backoff_initial) {
+      options.backoff_initial = 1ms;
+      options.backoff_max = 2ms;
+    }
+    lister_ = std::make_unique<CachedObjectLister>(api_, options, metrics_);
   }
 
   std::vector<std::string> list(const std::string& selector,
@@ -73,102 +49,72 @@ class CachedObjectListerTest : public ::testing::Test {
     return lister_->listNames(pods(), namespace_name, promql::parseLabelSelector(selector));
   }
 
-  std::shared_ptr<FakeKubeApi> api_;
+  std::shared_ptr<FakeWatchApi> api_;
+  std::shared_ptr<telemetry::SelfMetrics> metrics_ = std::make_shared<telemetry::SelfMetrics>();
   std::unique_ptr<CachedObjectLister> lister_;
-  CachedObjectLister::SteadyClock::time_point now_{};
 };
 
-TEST_F(CachedObjectListerTest, FiltersEveryPageBySelectorLocally) {
-  EXPECT_EQ(list("app=web"), (std::vector<std::string>{"web-1", "web-2"}));
-  EXPECT_EQ(list("app=web,tier in (backend)"), (std::vector<std::string>{"web-1"}));
-  EXPECT_EQ(list("app!=web"), (std::vector<std::string>{"other-1", "bare"}));
-  EXPECT_EQ(list("!app"), (std::vector<std::string>{"bare"}));
-  EXPECT_EQ(list("app=none"), std::vector<std::string>{});
-  // Two pages once; every other selector was answered from the cache.
-  EXPECT_EQ(api_->calls.size(), 2u);
-  EXPECT_EQ(api_->accepts[0],
-            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json");
+TEST_F(CachedObjectListerTest, AnswersEverySelectorFromOneList) {
+  const struct {
+    const char* selector;
+    std::vector<std::string> names;
+  } cases[] = {
+      {"app=web", {"web-1", "web-2"}},
+      {"app=web,tier in (backend)", {"web-1"}},
+      {"app!=web", {"bare", "other-1"}},
+      {"!app", {"bare"}},
+      {"app=none", {}},
+      {"", {"bare", "other-1", "web-1", "web-2"}},
+  };
+  for (const auto& c : cases) EXPECT_EQ(list(c.selector), c.names) << c.selector;
+  // One LIST (two pages) for six requests; every later answer came from the informer's store.
+  EXPECT_EQ(api_->gets().size(), 2u);
   EXPECT_EQ(lister_->stats().list_calls, 1u);
-  EXPECT_EQ(lister_->stats().hits, 4u);
+  EXPECT_EQ(lister_->stats().hits, 5u);
+  EXPECT_EQ(lister_->stats().misses, 1u);
+  const std::string exposition = metrics_->exposition();
+  EXPECT_NE(exposition.find("metrics_adapter_object_cache_requests_total{result=\"hit\"} 5"),
+            std::string::npos);
+  EXPECT_NE(exposition.find("metrics_adapter_object_lists_total{reason=\"initial\"} 1"),
+            std::string::npos);
 }
 
-TEST_F(CachedObjectListerTest, ListsAgainAfterTheTtl) {
-  list("app=web");
-  now_ += 9s;
-  list("app=web");
+TEST_F(CachedObjectListerTest, APodAddedInTheApiIsInTheNextAnswer) {
+  EXPECT_EQ(list("app=web").size(), 2u);
+  api_->push(event("ADDED", metadataObject("web-3", {{"app", "web"}}, "8")));
+  ASSERT_TRUE(eventually([&] { return list("app=web").size() == 3; }));
+  api_->push(event("DELETED", metadataObject("web-1", {{"app", "web"}}, "9")));
+  ASSERT_TRUE(eventually([&] {
+    return list("app=web") == std::vector<std::string>{"web-2", "web-3"};
+  }));
   EXPECT_EQ(lister_->stats().list_calls, 1u);
-  now_ += 2s;
-  list("app=web");
-  EXPECT_EQ(lister_->stats().list_calls, 2u);
 }
 
-TEST_F(CachedObjectListerTest, ApiFailureIsAnErrorAndNotCached) {
-  api_->down = true;
+TEST_F(CachedObjectListerTest, ApiFailureIsAnErrorUntilTheApiAnswers) {
+  api_->failLists(KubeError(503, "the server is currently unable to handle the request"));
   EXPECT_THROW(list("app=web"), KubeError);
-  api_->down = false;
+  api_->failLists(std::nullopt);
   EXPECT_EQ(list("app=web").size(), 2u);
 }
 
-TEST_F(CachedObjectListerTest, EntriesAreBounded) {
+TEST_F(CachedObjectListerTest, InformersAreBoundedAndTheLeastRecentlyReadGoesFirst) {
   for (const char* ns : {"a", "b", "c"}) {
-    api_->pages[std::string("/api/v1/namespaces/") + ns + "/pods?limit=2"] = page({});
+    api_->setPage(std::string("/api/v1/namespaces/") + ns + "/pods?limit=2", listPage({}, "1"));
   }
   list("", "a");
-  now_ += 1s;
   list("", "b");
-  now_ += 1s;
-  list("", "c");  // evicts "a", the oldest
-  list("", "b");
-  EXPECT_EQ(lister_->stats().list_calls, 3u);
+  list("", "a");  // "b" is now the least recently read
+  list("", "c");  // stops "b"
+  EXPECT_EQ(lister_->stats().entries, 2u);
+  const std::size_t gets = api_->gets().size();
   list("", "a");
-  EXPECT_EQ(lister_->stats().list_calls, 4u);
+  EXPECT_EQ(api_->gets().size(), gets);  // still watched
+  list("", "b");
+  EXPECT_EQ(api_->gets().size(), gets + 1);  // listed anew
 }
 
-TEST_F(CachedObjectListerTest, ServesTheLastListWhileTheApiFailsForAtMostMaxStale) {
-  EXPECT_EQ(list("app=web").size(), 2u);
-  api_->down = true;
-  now_ += 11s;  // past the ttl: a LIST is due, and fails
-  EXPECT_EQ(list("app=web"), (std::vector<std::string>{"web-1", "web-2"}));
-  EXPECT_EQ(lister_->stats().stale_answers, 1u);
-  EXPECT_EQ(lister_->stats().list_calls, 2u);
-  // The stale list stands for one more ttl without asking the failing API again.
-  const std::size_t calls = api_->calls.size();
-  now_ += 9s;
-  EXPECT_EQ(list("app=web").size(), 2u);
-  EXPECT_EQ(api_->calls.size(), calls);
-  now_ += 2s;
-  EXPECT_EQ(list("app=web").size(), 2u);
-  EXPECT_EQ(lister_->stats().list_calls, 3u);
-  // Never older than ttl + max_stale (2 minutes by default).
-  now_ += 2min;
-  EXPECT_THROW(list("app=web"), KubeError);
-  api_->down = false;
-  now_ += 10s;
-  EXPECT_EQ(list("app=web").size(), 2u);
-}
-
-TEST_F(CachedObjectListerTest, RetryAfterIsHonouredBeforeListingAgain) {
-  api_->failure = KubeError(429, "Too many requests").withRetryAfter(3s);
-  EXPECT_THROW(list("app=web"), KubeError);
-  EXPECT_EQ(api_->calls.size(), 1u);
-  api_->failure.reset();
-  now_ += 2s;
-  try {
-    list("app=web");
-    ADD_FAILURE() << "no error within the Retry-After delay";
-  } catch (const KubeError& e) {
-    EXPECT_EQ(e.httpStatus(), 429);
-    EXPECT_STREQ(e.what(), "Too many requests");
-  }
-  EXPECT_EQ(api_->calls.size(), 1u);  // the API was not asked again
-  now_ += 1s;
-  EXPECT_EQ(list("app=web").size(), 2u);
-}
-
-TEST_F(CachedObjectListerTest, AListWithMoreThanMaxObjectsFailsAndIsNotKept) {
-  lister_ = std::make_unique<CachedObjectLister>(
-      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_objects = 3},
-      [this] { return now_; });
+TEST_F(CachedObjectListerTest, AListWithMoreThanMaxObjectsFails) {
+  makeLister({.timeout = 1s, .page_size = 2, .max_objects = 3});
   try {
     list("");
     ADD_FAILURE() << "four objects were accepted";
@@ -178,31 +124,39 @@ TEST_F(CachedObjectListerTest, AListWithMoreThanMaxObjectsFailsAndIsNotKept) {
   EXPECT_EQ(lister_->stats().cached_objects, 0u);
 }
 
-TEST_F(CachedObjectListerTest, AnEndlessChainOfContinueTokensEnds) {
-  api_->pages["/api/v1/namespaces/loop/pods?limit=2"] = page({}, "again");
-  api_->pages["/api/v1/namespaces/loop/pods?limit=2&continue=again"] = page({}, "again");
-  lister_ = std::make_unique<CachedObjectLister>(
-      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_objects = 10},
-      [this] { return now_; });
-  EXPECT_THROW(list("", "loop"), KubeError);
-  EXPECT_EQ(api_->calls.size(), 10u / 2u + 2u);
+TEST_F(CachedObjectListerTest, ObjectsHeldOverAllInformersAreBounded) {
+  api_->setPage(
+      "/api/v1/namespaces/small/pods?limit=2",
+      listPage({metadataObject("s-1", {}, "", "small"), metadataObject("s-2", {}, "", "small")},
+               "7"));
+  makeLister({.timeout = 1s, .page_size = 2, .max_cached_objects = 5});
+  EXPECT_EQ(list("").size(), 4u);
+  try {
+    list("", "small");
+    ADD_FAILURE() << "six objects were held";
+  } catch (const KubeError& e) {
+    EXPECT_NE(std::string(e.what()).find("over all lists past 5"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(lister_->stats().cached_objects, 4u);
+  // A pod deleted in default makes room; the informer of "small" lists again by itself.
+  api_->push(event("DELETED", metadataObject("bare", nullptr, "8")));
+  ASSERT_TRUE(eventually([&] { return lister_->stats().cached_objects == 5; }));
+  EXPECT_EQ(list("", "small"), (std::vector<std::string>{"s-1", "s-2"}));
 }
 
-TEST_F(CachedObjectListerTest, ObjectsHeldOverAllListsAreBounded) {
-  api_->pages["/api/v1/namespaces/small/pods?limit=2"] = page({object("s-1", nullptr)});
-  lister_ = std::make_unique<CachedObjectLister>(
-      api_, ObjectListerOptions{.ttl = 10s, .page_size = 2, .max_cached_objects = 4},
-      [this] { return now_; });
-  list("");  // four objects in default
-  EXPECT_EQ(lister_->stats().cached_objects, 4u);
-  now_ += 1s;
-  list("", "small");  // five in all: the older list goes
-  EXPECT_EQ(lister_->stats().cached_objects, 1u);
-  EXPECT_EQ(lister_->stats().entries, 1u);
-  list("", "small");
-  EXPECT_EQ(lister_->stats().list_calls, 2u);
-  list("");
-  EXPECT_EQ(lister_->stats().list_calls, 3u);
+TEST_F(CachedObjectListerTest, AnEndlessChainOfContinueTokensEnds) {
+  api_->setPage("/api/v1/namespaces/loop/pods?limit=2", listPage({}, "1", "again"));
+  api_->setPage("/api/v1/namespaces/loop/pods?limit=2&continue=again", listPage({}, "1", "again"));
+  makeLister({.timeout = 1s, .page_size = 2, .max_objects = 10, .backoff_initial = 1h});
+  EXPECT_THROW(list("", "loop"), KubeError);
+  EXPECT_GE(api_->gets().size(), 10u / 2u + 2u);
+}
+
+TEST_F(CachedObjectListerTest, StopEndsEveryWatchAndLaterRequestsFail) {
+  list("app=web");
+  ASSERT_TRUE(eventually([&] { return api_->watches().size() == 1; }));
+  lister_->stop();
+  EXPECT_THROW(list("app=web"), KubeError);
 }
 
 TEST(ListPathTest, Table) {

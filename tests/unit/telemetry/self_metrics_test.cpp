@@ -66,11 +66,16 @@ bool hasLine(const std::string& exposition, const std::string& wanted) {
   return false;
 }
 
-SelfMetrics& metrics() { return SelfMetrics::instance(); }
+// Each test records into a SelfMetrics of its own: nothing is shared between tests.
+class SelfMetricsTest : public ::testing::Test {
+ protected:
+  SelfMetrics& metrics() { return metrics_; }
 
-// Each test uses label values of its own: the instance is shared by the whole process.
+ private:
+  SelfMetrics metrics_;
+};
 
-TEST(SelfMetricsTest, RequestsAreCountedByRouteAndCodeAsACounter) {
+TEST_F(SelfMetricsTest, RequestsAreCountedByRouteAndCodeAsACounter) {
   metrics().observeRequest("test_counted", 200, duration<double>(0.002));
   metrics().observeRequest("test_counted", 200, duration<double>(0.002));
   metrics().observeRequest("test_counted", 404, duration<double>(0.002));
@@ -82,7 +87,7 @@ TEST(SelfMetricsTest, RequestsAreCountedByRouteAndCodeAsACounter) {
                          {{"route", "test_counted"}, {"code", "404"}}));
 }
 
-TEST(SelfMetricsTest, RequestLatencyHistogramCountsEveryObservationInItsBuckets) {
+TEST_F(SelfMetricsTest, RequestLatencyHistogramCountsEveryObservationInItsBuckets) {
   metrics().observeRequest("test_latency", 200, duration<double>(0.0005));
   metrics().observeRequest("test_latency", 500, duration<double>(0.3));
   metrics().observeRequest("test_latency", 200, duration<double>(20));
@@ -105,7 +110,7 @@ TEST(SelfMetricsTest, RequestLatencyHistogramCountsEveryObservationInItsBuckets)
   EXPECT_DOUBLE_EQ(20.3005, *sum);
 }
 
-TEST(SelfMetricsTest, InFlightGaugeFollowsStartsAndFinishes) {
+TEST_F(SelfMetricsTest, InFlightGaugeFollowsStartsAndFinishes) {
   const auto before = valueOf(metrics().exposition(), "metrics_adapter_requests_in_flight", {});
   ASSERT_TRUE(before.has_value());
   metrics().requestStarted();
@@ -117,7 +122,7 @@ TEST(SelfMetricsTest, InFlightGaugeFollowsStartsAndFinishes) {
   metrics().requestFinished();
 }
 
-TEST(SelfMetricsTest, PrometheusCallsAreCountedByEndpointAndOutcome) {
+TEST_F(SelfMetricsTest, PrometheusCallsAreCountedByEndpointAndOutcome) {
   metrics().observePrometheusCall("test_query", "success", duration<double>(0.01));
   metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
   metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
@@ -129,7 +134,7 @@ TEST(SelfMetricsTest, PrometheusCallsAreCountedByEndpointAndOutcome) {
                          {{"endpoint", "test_query"}}));
 }
 
-TEST(SelfMetricsTest, RelistRecordsDurationAndTheLastRunsFailures) {
+TEST_F(SelfMetricsTest, RelistRecordsDurationAndTheLastRunsFailures) {
   const std::string name = "metrics_adapter_relist_duration_seconds";
   const double runs = valueOf(metrics().exposition(), name + "_count", {}).value_or(-1);
   ASSERT_GE(runs, 0);
@@ -141,7 +146,7 @@ TEST(SelfMetricsTest, RelistRecordsDurationAndTheLastRunsFailures) {
   EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_relist_failed_queries gauge"));
 }
 
-TEST(SelfMetricsTest, RuleGaugesHoldTheLatestValuesAndErrorsAccumulate) {
+TEST_F(SelfMetricsTest, RuleGaugesHoldTheLatestValuesAndErrorsAccumulate) {
   metrics().setRuleDiscovery("rules[90]", 10, 4);
   metrics().setRuleDiscovery("rules[90]", 7, 2);
   metrics().setRuleDiscovery("externalRules[91]", 1, 1);
@@ -155,7 +160,7 @@ TEST(SelfMetricsTest, RuleGaugesHoldTheLatestValuesAndErrorsAccumulate) {
   EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_rule_errors_total counter"));
 }
 
-TEST(SelfMetricsTest, KeepRulesDropsTheGaugesOfRulesNoLongerConfigured) {
+TEST_F(SelfMetricsTest, KeepRulesDropsTheGaugesOfRulesNoLongerConfigured) {
   metrics().setRuleDiscovery("rules[80]", 5, 5);
   metrics().setRuleDiscovery("rules[81]", 6, 6);
   metrics().keepRules({"rules[81]"});
@@ -165,7 +170,7 @@ TEST(SelfMetricsTest, KeepRulesDropsTheGaugesOfRulesNoLongerConfigured) {
   EXPECT_EQ(6.0, valueOf(text, "metrics_adapter_rule_series", {{"rule", "rules[81]"}}));
 }
 
-TEST(SelfMetricsTest, ObjectCacheAndReloadsCountByResult) {
+TEST_F(SelfMetricsTest, ObjectCacheAndReloadsCountByResult) {
   const std::string before = metrics().exposition();
   const std::string cache = "metrics_adapter_object_cache_requests_total";
   const std::string reloads = "metrics_adapter_config_reloads_total";
@@ -190,7 +195,22 @@ TEST(SelfMetricsTest, ObjectCacheAndReloadsCountByResult) {
       1577836800.0);
 }
 
-TEST(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
+TEST_F(SelfMetricsTest, ObjectListsAndWatchesCountByReason) {
+  SelfMetrics own;  // a fresh instance: counts start at zero
+  own.countObjectList("initial");
+  own.countObjectList("gone");
+  own.countObjectList("gone");
+  own.countObjectWatch("closed");
+  own.countObjectWatch("error");
+  const std::string text = own.exposition();
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_lists_total", {{"reason", "initial"}}));
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_object_lists_total", {{"reason", "gone"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_watches_total", {{"end", "closed"}}));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_object_watches_total", {{"end", "error"}}));
+  EXPECT_FALSE(valueOf(text, "metrics_adapter_object_watches_total", {{"end", "gone"}}));
+}
+
+TEST_F(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
   metrics().setBuildInfo("0.0.1-test");
   metrics().setBuildInfo("0.0.2-test");
   const std::string text = metrics().exposition();
@@ -199,7 +219,7 @@ TEST(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
   EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_build_info gauge"));
 }
 
-TEST(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
+TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   // Families without samples are left out of the exposition, so record one of each first.
   metrics().observeRequest("test_all", 200, duration<double>(0.01));
   metrics().observePrometheusCall("test_all", "success", duration<double>(0.01));
