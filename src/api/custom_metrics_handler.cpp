@@ -11,6 +11,7 @@
 
 #include "metrics_adapter/api/query_builder.h"
 #include "metrics_adapter/promql/quantity.h"
+#include "metrics_adapter/server/status.h"
 
 namespace metrics_adapter::api {
 namespace {
@@ -346,19 +347,7 @@ ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::
 }
 
 void appendJsonString(std::string& out, std::string_view text) {
-  // Printable ASCII other than quotes and backslashes is copied as it is; anything else
-  // (control characters, UTF-8, invalid bytes) goes through nlohmann's escaping.
-  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
-  });
-  if (!plain) {
-    out += compactJson(Json(std::string(text)));
-    return;
-  }
-  out += '"';
-  out += text;
-  out += '"';
+  out += server::jsonQuote(text);  // the one JSON string escaper, as in Status bodies
 }
 
 std::string formatTimestamp(double seconds_since_epoch) {

@@ -95,8 +95,11 @@ std::exception_ptr callError(const net::CallFailure& failure, const std::string&
       return std::make_exception_ptr(error.markTimeout());
     }
     case net::CallFailure::Kind::kUnreachable:
+      // The address stays in the log (the startup line names it): these messages reach clients
+      // in 503 answers, which must not show internal addresses.
+      spdlog::debug("cannot reach the Kubernetes API at {}: {}", server, failure.cause);
       return std::make_exception_ptr(
-          KubeError(0, "cannot reach the Kubernetes API at " + server + ": " + failure.cause));
+          KubeError(0, "cannot reach the Kubernetes API: " + failure.cause));
     case net::CallFailure::Kind::kBrokenBody:
       break;
   }

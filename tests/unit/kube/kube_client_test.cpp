@@ -284,8 +284,8 @@ TEST_F(KubeClientTest, RefusedConnectionsNameTheServerAndTheCause) {
   const KubeError error = errorOf([&] { client.get("/api", "application/json", kGenerous); });
   EXPECT_EQ(error.httpStatus(), 0);
   EXPECT_FALSE(error.timedOut());
-  EXPECT_EQ(std::string(error.what()), "cannot reach the Kubernetes API at http://127.0.0.1:" +
-                                           std::to_string(port) + ": Connection refused");
+  // The address is internal: clients see this message in 503 answers.
+  EXPECT_EQ(std::string(error.what()), "cannot reach the Kubernetes API: Connection refused");
 }
 
 TEST_F(KubeClientTest, HungServerCannotHoldACallPastItsDeadline) {
@@ -358,9 +358,7 @@ TEST_F(KubeClientTest, AGivenCaIsTheOnlyTrustTheSystemRootsServeWithoutOne) {
   const KubeError error = errorOf([&] { client.get("/api", "application/json", kGenerous); });
   EXPECT_EQ(error.httpStatus(), 0);
   EXPECT_EQ(
-      std::string(error.what())
-          .rfind("cannot reach the Kubernetes API at " + server.url() + ": TLS handshake failed",
-                 0),
+      std::string(error.what()).rfind("cannot reach the Kubernetes API: TLS handshake failed", 0),
       0u)
       << error.what();
   EXPECT_EQ(server.requests().size(), 1u);
