@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks that every module includes only the public headers of the modules it depends on.
 
-The dependencies are the DEPS of each ma_module(...) in CMakeLists.txt (docs/architecture.md
-shows them as a table); a module may include the headers of its own module and of every module
+The dependencies are the DEPS of each ma_module(...) in CMakeLists.txt, and the table in
+docs/architecture.md must list the same ones; a module may include the headers of its own module and of every module
 it depends on directly or through another. Private headers (src/<module>/*.h) are for their own
 module only. Prints each violation as file:line and exits 1 if there is any."""
 
@@ -54,10 +54,29 @@ def files_of(module):
                     yield os.path.join(directory, name)
 
 
+def documented_deps():
+    """module -> the modules docs/architecture.md's table says it may include."""
+    table = {}
+    with open(os.path.join(REPO, "docs", "architecture.md")) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 3 and cells[0].startswith("`") and cells[0].endswith("`"):
+                listed = cells[2]
+                table[cells[0].strip("`")] = set() if listed == "—" else {
+                    m.strip() for m in listed.split(",")}
+    return table
+
+
 def main():
     deps = module_deps()
     reach = allowed(deps)
     problems = []
+    documented = documented_deps()
+    for module in sorted(set(deps) | set(documented)):
+        if documented.get(module) != deps.get(module):
+            problems.append("docs/architecture.md: %s may include %s, CMakeLists.txt says %s" % (
+                module, sorted(documented.get(module, [])) if module in documented else "(no row)",
+                sorted(deps[module]) if module in deps else "(no module)"))
     for module in sorted(deps):
         for path in files_of(module):
             with open(path) as f:
@@ -83,7 +102,8 @@ def main():
         print(problem)
     if problems:
         return 1
-    print("layers: %d modules, every include follows CMakeLists.txt's dependencies" % len(deps))
+    print("layers: %d modules, every include follows CMakeLists.txt's dependencies, as "
+          "docs/architecture.md documents them" % len(deps))
     return 0
 
 
