@@ -153,8 +153,11 @@ HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>&
   char separator = '?';
   for (const auto& [key, value] : query) {
     if (value.empty()) continue;
-    request.target += separator + key + "=" + text::percentEncode(value);
-    request.line += separator + key + "=" + value;
+    for (std::string* out : {&request.target, &request.line}) {
+      out->append(1, separator).append(key).append("=");
+    }
+    request.target += text::percentEncode(value);
+    request.line += value;
     separator = '&';
   }
   return request;
