@@ -22,7 +22,8 @@ std::vector<std::string> splitPath(std::string_view raw_path, const std::string&
     }
   }
   std::string_view rest = std::string_view(path).substr(1);
-  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);  // "/apis/" is "/apis"
+  // "/apis/" is "/apis"; "//" keeps its empty segment (found by fuzz_request_target).
+  if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
   std::vector<std::string> parts;
   if (rest.empty()) return parts;
   while (true) {
