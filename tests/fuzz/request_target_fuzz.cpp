@@ -1,7 +1,6 @@
 // Request targets come from any client that can reach the port: parse them once as the pipeline
 // does, then route them as the router does. What a route serves must be what authorization saw
 // (the same namespace, resource, name and metric), whatever the target.
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +11,7 @@
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
 #include "metrics_adapter/server/request_info.h"
+#include "metrics_adapter/text/percent_encoding.h"
 
 namespace {
 
@@ -30,30 +30,15 @@ void checkParts(const server::RequestInfo& info) {
         info.path);
 }
 
-std::string percentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-    }
-  }
-  return out;
-}
-
 // Encoding what was decoded and parsing again gives the same request.
 void checkReencoding(const server::RequestInfo& info) {
   std::string encoded;
-  for (const auto& part : info.parts) encoded += "/" + percentEncode(part);
+  for (const auto& part : info.parts) encoded += "/" + metrics_adapter::text::percentEncode(part);
   if (encoded.empty()) encoded = "/";
   encoded += '?';
   for (const auto& [key, value] : info.query) {
-    encoded += percentEncode(key) + "=" + percentEncode(value) + "&";
+    encoded += metrics_adapter::text::percentEncode(key) + "=" +
+               metrics_adapter::text::percentEncode(value) + "&";
   }
   const server::RequestInfo again = server::parseRequestInfo("GET", encoded);
   check(again.parts == info.parts, "re-encoded parts decode the same", encoded);
