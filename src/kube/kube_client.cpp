@@ -190,16 +190,21 @@ struct KubeClient::Impl {
     return request;
   }
 
-  nlohmann::json readAnswer(net::HttpCall& call, const std::string& request) const {
+  // Throws the KubeError for a non-2xx answer (with Retry-After for 429 and 5xx).
+  static void throwUnlessSuccess(net::HttpCall& call, const std::string& request) {
     const int status = call.status();
-    if (status < 200 || status >= 300) {
-      KubeError error =
-          errorForAnswer(status, net::readBody(call, kMaxErrorBodyBytes).bytes, request);
-      if (status == 429 || status >= 500) {
-        error.withRetryAfter(parseRetryAfter(call.header("Retry-After"), kMaxRetryAfter));
-      }
-      throw error;
+    if (status >= 200 && status < 300) return;
+    KubeError error =
+        errorForAnswer(status, net::readBody(call, kMaxErrorBodyBytes).bytes, request);
+    if (status == 429 || status >= 500) {
+      error.withRetryAfter(parseRetryAfter(call.header("Retry-After"), kMaxRetryAfter));
     }
+    throw error;
+  }
+
+  nlohmann::json readAnswer(net::HttpCall& call, const std::string& request) const {
+    throwUnlessSuccess(call, request);
+    const int status = call.status();
     const std::size_t limit = options.max_response_bytes;
     const auto length = call.contentLength();
     const bool announced_too_large = length && *length > limit;
@@ -261,15 +266,7 @@ struct KubeClient::Impl {
         *watch_http,
         makeRequest(web::http::methods::GET, watch_request.path, watch_request.accept, nullptr),
         std::move(context));
-    const int status = exchange.status();
-    if (status < 200 || status >= 300) {
-      KubeError error =
-          errorForAnswer(status, net::readBody(exchange, kMaxErrorBodyBytes).bytes, request);
-      if (status == 429 || status >= 500) {
-        error.withRetryAfter(parseRetryAfter(exchange.header("Retry-After"), kMaxRetryAfter));
-      }
-      throw error;
-    }
+    throwUnlessSuccess(exchange, request);
     WatchStream stream(options.max_response_bytes, request);
     std::string chunk(kWatchReadBytes, '\0');
     for (;;) {
