@@ -40,6 +40,18 @@ struct QueryResult {
   std::size_t bad_samples = 0;
 };
 
+// One series of a /api/v1/query_range answer: its labels and its points in time order.
+struct RangeSeries {
+  std::map<std::string, std::string> labels;  // includes __name__ when Prometheus returns it
+  std::vector<double> times;                  // seconds since the epoch
+  std::vector<double> values;                 // same length as times; NaN/±Inf kept as such
+};
+
+struct RangeResult {
+  std::vector<RangeSeries> series;  // in Prometheus's order
+  std::vector<std::string> warnings;
+};
+
 // Called once per series of a /api/v1/series answer, while the answer is being parsed.
 // `label_names` excludes __name__. The views are valid only during the call.
 using SeriesVisitor = std::function<void(std::string_view metric_name,
@@ -81,6 +93,17 @@ class PrometheusApi {
   // GET/POST /api/v1/query with query, time and timeout. Throws PrometheusError.
   virtual QueryResult query(const std::string& promql, Clock::time_point at,
                             std::chrono::milliseconds timeout) = 0;
+
+  // GET/POST /api/v1/query_range with query, start, end, step (seconds, may be fractional) and
+  // timeout. The answer must be a matrix (anything else is kBadResponse). Prometheus refuses more
+  // than 11,000 points per series; callers chunk longer ranges. Throws PrometheusError.
+  virtual RangeResult queryRange(const std::string& promql, Clock::time_point start,
+                                 Clock::time_point end, std::chrono::milliseconds step,
+                                 std::chrono::milliseconds timeout) {
+    // Replaced by each implementation (work in progress on issue 15).
+    (void)promql, (void)start, (void)end, (void)step, (void)timeout;
+    throw PrometheusError(PrometheusError::Kind::kBadResponse, 0, "query_range not implemented");
+  }
 
   // /api/v1/series with match[]=selector and start; streams each series to `visitor`
   // without holding the whole answer. Throws PrometheusError.

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/forecast/backtest.h"
+
+namespace metrics_adapter::forecast {
+
+// One series of a forecastRule, replayed.
+struct ObservedSeries {
+  std::map<std::string, std::string> labels;
+  std::string why;  // the model's Forecast::why at the end of the replay
+  BacktestResult replay;
+};
+
+struct ObserverPageData {
+  std::string rule;  // the forecastRule's name
+  std::chrono::system_clock::time_point first_time;  // time of replay index 0
+  std::chrono::seconds step{60};
+  std::chrono::seconds horizon{600};
+  // The HPA's target averageValue for the forecast metric: when given, the page also plots the
+  // replicas the forecast implies (ceil(forecast / target)) against the replicas a reactive HPA
+  // would have used (ceil(actual / target)).
+  std::optional<double> target;
+  std::vector<ObservedSeries> series;
+};
+
+// A self-contained HTML page (inline SVG and CSS, no script, nothing fetched): per series,
+// actual vs forecast over the replayed time and, with a target, actual vs forecast replicas,
+// with the backtest figures. Label values and names are HTML-escaped.
+std::string renderObserverPage(const ObserverPageData& data);
+
+}  // namespace metrics_adapter::forecast
