@@ -1,10 +1,15 @@
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <system_error>
 
 #include "config/value_checks.h"
 #include "config/yaml_reader.h"
@@ -12,6 +17,24 @@
 
 namespace metrics_adapter::config {
 namespace {
+
+// A forecast keeps history / step values per series; 14 days at 15 s is 80,640.
+constexpr std::int64_t kMaxForecastPoints = 100'000;
+
+// Why `name` cannot be a forecast rule's metric name: it is one path segment of
+// /apis/external.metrics.k8s.io/v1beta1/namespaces/<ns>/<name>.
+std::optional<std::string> forecastNameProblem(const std::string& name) {
+  static const RE2 kName("[a-zA-Z_:][a-zA-Z0-9_:.-]*");
+  if (name.empty() || RE2::FullMatch(name, kName)) return std::nullopt;
+  return "\"" + name + "\" is not a metric name ([a-zA-Z_:][a-zA-Z0-9_:.-]*)";
+}
+
+// Why `name` is not a Kubernetes namespace name (a DNS-1123 label).
+std::optional<std::string> namespaceProblem(const std::string& name) {
+  static const RE2 kLabel("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+  if (RE2::FullMatch(name, kLabel)) return std::nullopt;
+  return "\"" + name + "\" is not a namespace name (a DNS-1123 label)";
+}
 
 // Configs are a few kilobytes; anything near this is a wrong path, not a config.
 constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
@@ -21,14 +44,16 @@ class ConfigParser {
   explicit ConfigParser(AdapterConfig* config) : config_(config), reader_(config) {}
 
   void parseDocument(const YAML::Node& root) {
-    for (const auto& [key, value] :
-         reader_.mapEntries(root, "", {"rules", "externalRules", "resourceRules"})) {
+    for (const auto& [key, value] : reader_.mapEntries(
+             root, "", {"rules", "externalRules", "resourceRules", "forecastRules"})) {
       if (key == "rules") {
         config_->rules = discoveryRules(value, key);
       } else if (key == "externalRules") {
         config_->external_rules = discoveryRules(value, key);
-      } else {
+      } else if (key == "resourceRules") {
         config_->resource_rules = resourceRules(value, key);
+      } else {
+        config_->forecast_rules = forecastRules(value, key);
       }
     }
   }
@@ -155,6 +180,109 @@ class ConfigParser {
       }
     }
     return rule;
+  }
+
+  std::vector<ForecastRule> forecastRules(const YAML::Node& node, const std::string& path) {
+    std::vector<ForecastRule> rules;
+    const std::vector<YAML::Node> items = reader_.listItems(node, path);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string rule_path = indexPath(path, i);
+      rules.push_back(forecastRule(items[i], rule_path));
+      for (std::size_t j = 0; j + 1 < rules.size(); ++j) {
+        if (rules[j].name == rules.back().name) {
+          reader_.fail(
+              items[i], childPath(rule_path, "name"),
+              "\"" + rules.back().name + "\" is already the name of " + indexPath(path, j));
+        }
+      }
+    }
+    return rules;
+  }
+
+  ForecastRule forecastRule(const YAML::Node& node, const std::string& path) {
+    ForecastRule rule;
+    for (const auto& [key, value] :
+         reader_.mapEntries(node, path,
+                            {"name", "query", "namespaces", "history", "step", "horizon",
+                             "refreshInterval", "quantile"})) {
+      const std::string field = childPath(path, key);
+      if (key == "name") {
+        rule.name = reader_.scalar(value, field);
+        if (auto problem = forecastNameProblem(rule.name)) reader_.fail(value, field, *problem);
+      } else if (key == "query") {
+        rule.query = reader_.scalar(value, field);
+      } else if (key == "namespaces") {
+        const std::vector<YAML::Node> items = reader_.listItems(value, field);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          const std::string item_path = indexPath(field, i);
+          rule.namespaces.push_back(reader_.scalar(items[i], item_path));
+          if (auto problem = namespaceProblem(rule.namespaces.back())) {
+            reader_.fail(items[i], item_path, *problem);
+          }
+        }
+      } else if (key == "history") {
+        rule.history = wholeSeconds(value, field);
+      } else if (key == "step") {
+        rule.step = wholeSeconds(value, field);
+      } else if (key == "horizon") {
+        rule.horizon = wholeSeconds(value, field);
+      } else if (key == "refreshInterval") {
+        rule.refresh_interval = wholeSeconds(value, field);
+      } else {
+        rule.quantile = quantile(value, field);
+      }
+    }
+    if (rule.name.empty()) reader_.fail(node, childPath(path, "name"), "required");
+    if (rule.query.empty()) reader_.fail(node, childPath(path, "query"), "required");
+    checkForecastDurations(node, path, rule);
+    return rule;
+  }
+
+  // The limits that keep a forecast meaningful and its memory bounded (docs/forecasting.md
+  // "Configuration").
+  void checkForecastDurations(const YAML::Node& node, const std::string& path,
+                              const ForecastRule& rule) {
+    using std::chrono::hours;
+    using std::chrono::seconds;
+    if (rule.step < seconds(1) || rule.step > hours(1)) {
+      reader_.fail(node, childPath(path, "step"), "must be between 1s and 1h");
+    }
+    if (rule.horizon < rule.step || rule.horizon > hours(24)) {
+      reader_.fail(node, childPath(path, "horizon"), "must be at least one step and at most 24h");
+    }
+    // Two daily cycles are the least history that shows a daily rhythm (forecast::kMinimumHistory).
+    if (rule.history < hours(48)) {
+      reader_.fail(node, childPath(path, "history"),
+                   "must be at least 48h: the model needs two days to find a daily rhythm");
+    }
+    if (rule.history / rule.step > kMaxForecastPoints) {
+      reader_.fail(node, childPath(path, "history"),
+                   "holds more than " + std::to_string(kMaxForecastPoints) +
+                       " steps per series; use a longer step or a shorter history");
+    }
+    if (rule.refresh_interval < seconds(1)) {
+      reader_.fail(node, childPath(path, "refreshInterval"), "must be at least 1s");
+    }
+  }
+
+  // A duration in whole seconds (Prometheus syntax, e.g. "7d", "90s").
+  std::chrono::seconds wholeSeconds(const YAML::Node& node, const std::string& path) {
+    std::string problem;
+    auto duration = parseDuration(reader_.scalar(node, path), &problem);
+    if (!duration) reader_.fail(node, path, problem);
+    if (duration->count() % 1000 != 0) reader_.fail(node, path, "must be whole seconds");
+    return std::chrono::duration_cast<std::chrono::seconds>(*duration);
+  }
+
+  double quantile(const YAML::Node& node, const std::string& path) {
+    const std::string text = reader_.scalar(node, path);
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || !(value >= 0.5) ||
+        !(value <= 0.99)) {
+      reader_.fail(node, path, "must be a number from 0.5 (no margin) to 0.99");
+    }
+    return value;
   }
 
   // Returns the number of capture groups of `pattern` ("" is valid and has none).

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace metrics_adapter::config {
 
@@ -17,15 +18,26 @@ std::optional<std::string> regexProblem(const std::string& pattern, int* groups)
 }
 
 std::optional<std::string> durationProblem(std::string_view text) {
-  if (text.empty()) return "empty duration string";
-  if (text == "0") return std::nullopt;
+  std::string problem;
+  if (parseDuration(text, &problem)) return std::nullopt;
+  return problem;
+}
+
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text,
+                                                       std::string* problem) {
+  auto refuse = [&](std::string why) -> std::optional<std::chrono::milliseconds> {
+    if (problem != nullptr) *problem = std::move(why);
+    return std::nullopt;
+  };
+  if (text.empty()) return refuse("empty duration string");
+  if (text == "0") return std::chrono::milliseconds(0);
   static const RE2 kDuration(
       "(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?");
   re2::StringPiece parts[7];
   if (!RE2::FullMatch(text, kDuration, nullptr, &parts[0], nullptr, &parts[1], nullptr, &parts[2],
                       nullptr, &parts[3], nullptr, &parts[4], nullptr, &parts[5], nullptr,
                       &parts[6])) {
-    return "not a valid duration string: \"" + std::string(text) + "\"";
+    return refuse("not a valid duration string: \"" + std::string(text) + "\"");
   }
   // Milliseconds per unit, y w d h m s ms; the total must fit Go's time.Duration (int64 ns).
   constexpr std::int64_t kUnitMillis[7] = {365LL * 24 * 3600 * 1000,
@@ -45,11 +57,11 @@ std::optional<std::string> durationProblem(std::string_view text) {
       count = count * 10 + (digit - '0');
     }
     if (count > kMaxMillis / kUnitMillis[i] || total > kMaxMillis - count * kUnitMillis[i]) {
-      return "duration out of range: \"" + std::string(text) + "\"";
+      return refuse("duration out of range: \"" + std::string(text) + "\"");
     }
     total += count * kUnitMillis[i];
   }
-  return std::nullopt;
+  return std::chrono::milliseconds(total);
 }
 
 }  // namespace metrics_adapter::config

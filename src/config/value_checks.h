@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,5 +14,10 @@ std::optional<std::string> regexProblem(const std::string& pattern, int* groups 
 // Why `text` is not a Prometheus duration ("1h30m", "5m", "0"; units y w d h m s ms, integers,
 // largest unit first, at most ~292 years), or nullopt.
 std::optional<std::string> durationProblem(std::string_view text);
+
+// The length of a Prometheus duration; nullopt (and the reason in `*problem`) when durationProblem
+// would name one.
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text,
+                                                       std::string* problem = nullptr);
 
 }  // namespace metrics_adapter::config

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -61,11 +62,25 @@ struct ResourceRules {
   std::string window;  // Prometheus duration, e.g. "1m"
 };
 
+// One entry of `forecastRules` (ours; docs/forecasting.md): the forecast of `query`, served as
+// the external metric `name`.
+struct ForecastRule {
+  std::string name;   // the external metric name
+  std::string query;  // PromQL of the demand; each series it returns is forecast separately
+  std::vector<std::string> namespaces;  // where it is served; empty = every namespace
+  std::chrono::seconds history{std::chrono::hours(24 * 7)};
+  std::chrono::seconds step{60};
+  std::chrono::seconds horizon{600};
+  std::chrono::seconds refresh_interval{60};
+  double quantile = 0.5;  // safety margin: the quantile of the model's recent errors added
+};
+
 struct AdapterConfig {
   std::string source;  // file name used in error messages
   std::vector<DiscoveryRule> rules;
   std::vector<DiscoveryRule> external_rules;
   std::optional<ResourceRules> resource_rules;
+  std::vector<ForecastRule> forecast_rules;
   // 1-based YAML line of each value, keyed by YAML path ("rules[1].metricsQuery"), so later
   // stages can point at the line too. Empty for configs built in code.
   std::map<std::string, int, std::less<>> lines;

@@ -174,8 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
     Strict, ParseConfigErrorTest,
     ::testing::Values(
         ErrorCase{"UnknownTopLevelKey", "rules: []\nfoo: 1\n",
-                  "gpu.yaml: foo: unknown field (allowed: rules, externalRules, resourceRules) "
-                  "(line 2)"},
+                  "gpu.yaml: foo: unknown field (allowed: rules, externalRules, resourceRules, "
+                  "forecastRules) (line 2)"},
         ErrorCase{"UnknownRuleKey", "rules:\n- seriesQery: x\n",
                   "gpu.yaml: rules[0].seriesQery: unknown field (allowed: seriesQuery, "
                   "seriesFilters, resources, name, metricsQuery) (line 2)"},
