@@ -9,6 +9,7 @@
 #include "app/check_config.h"
 #include "app/dry_run.h"
 #include "app/explain.h"
+#include "app/forecast_command.h"
 #include "app/process_tuning.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
@@ -33,6 +34,11 @@ int main(int argc, char** argv) {
     std::span<const std::string> rest(args.begin() + 1, args.end());
     return args[0] == "explain" ? runExplain(rest, std::cout, std::cerr)
                                 : runCheckConfig(rest, std::cout, std::cerr);
+  }
+  if (!args.empty() && args[0] == "forecast") {
+    logWarningsToStderr();
+    return runForecastCommand(std::span<const std::string>(args.begin() + 1, args.end()), std::cout,
+                              std::cerr);
   }
   AdapterOptions options;
   try {

@@ -20,6 +20,12 @@ Json externalGroupBody() {
           {"preferredVersion", groupVersion(kExternalMetricsGroup, kExternalMetricsVersion)}};
 }
 
+Json forecastGroupBody() {
+  return {{"name", kForecastGroup},
+          {"versions", Json::array({groupVersion(kForecastGroup, kForecastVersion)})},
+          {"preferredVersion", groupVersion(kForecastGroup, kForecastVersion)}};
+}
+
 Json apiGroup(const Json& body) {
   Json group = {{"kind", "APIGroup"}, {"apiVersion", "v1"}};
   group.update(body);
@@ -77,6 +83,18 @@ Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot) {
   }
   return resourceList(std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion,
                       std::move(resources));
+}
+
+Json forecastGroup() { return apiGroup(forecastGroupBody()); }
+
+Json forecastResourceList() {
+  Json observer = {{"name", kObserverResource},
+                   {"singularName", ""},
+                   {"namespaced", true},
+                   {"kind", "ForecastObserver"},
+                   {"verbs", Json::array({"get"})}};
+  return resourceList(std::string(kForecastGroup) + "/" + kForecastVersion,
+                      Json::array({std::move(observer)}));
 }
 
 }  // namespace metrics_adapter::api

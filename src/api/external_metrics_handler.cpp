@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/forecast_routes.h"
 #include "metrics_adapter/api/query_builder.h"
 #include "metrics_adapter/promql/label_selector.h"
 #include "metrics_adapter/promql/quantity.h"
@@ -63,10 +64,19 @@ std::optional<ExternalMetricRequest> parseExternalMetricRequest(const server::Re
 
 ExternalMetricsHandler::ExternalMetricsHandler(
     SnapshotSource snapshots, std::shared_ptr<prometheus::PrometheusApi> prometheus,
-    ExternalMetricsOptions options)
-    : snapshots_(std::move(snapshots)), prometheus_(std::move(prometheus)), options_(options) {}
+    ExternalMetricsOptions options, std::shared_ptr<const forecast::ForecastService> forecasts)
+    : snapshots_(std::move(snapshots)),
+      prometheus_(std::move(prometheus)),
+      options_(options),
+      forecasts_(std::move(forecasts)) {}
 
 Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryTrace* trace) const {
+  if (forecasts_) {
+    if (trace) trace->rule_id = "forecastRules[" + request.metric + "]";
+    auto forecast = forecastMetricValueList(*forecasts_, request, prometheus::Clock::now());
+    if (forecast) return *std::move(forecast);
+    if (trace) trace->rule_id.clear();
+  }
   auto snapshot = snapshots_();
   const discovery::ExternalMetric* metric = snapshot->findExternal(request.metric);
   if (!metric) throw ApiError::notFound(notFoundMessage(*snapshot, request.metric));

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/forecast_routes.h"
 #include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
@@ -156,6 +157,7 @@ std::string_view routeLabel(const server::RequestInfo& info) {
   if (parts.size() <= 3) return "discovery";
   if (parts[1] == kCustomMetricsGroup) return "custom_metric";
   if (parts[1] == kExternalMetricsGroup) return "external_metric";
+  if (parts[1] == kForecastGroup) return "forecast_observer";
   return "other";
 }
 
@@ -188,6 +190,10 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
       response.content_type = "text/plain; version=0.0.4; charset=utf-8";
       response.body = parts_.self_metrics->exposition();
       return response;
+    }
+    // Before the Accept check: the observer page is HTML, for browsers too.
+    if (parts.size() >= 2 && parts[0] == "apis" && parts[1] == kForecastGroup) {
+      return forecastGroup(info, pretty);
     }
     if (!acceptsJson(request.header("Accept"))) {
       throw ApiError(406, "NotAcceptable",
@@ -247,6 +253,22 @@ Json Router::external(const server::RequestInfo& info) const {
     throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
   }
   return parts_.external_metrics->handle(*metric_request);
+}
+
+server::HttpResponse Router::forecastGroup(const server::RequestInfo& info, bool pretty) const {
+  const auto& parts = info.parts;
+  if (parts.size() == 2) return jsonResponse(200, api::forecastGroup(), pretty);
+  if (parts[2] != kForecastVersion) {
+    throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
+  }
+  if (parts.size() == 3) return jsonResponse(200, forecastResourceList(), pretty);
+  const bool observer = info.resource_request && info.verb == "get" &&
+                        info.resource == kObserverResource && !info.namespace_name.empty() &&
+                        !info.name.empty() && info.subresource.empty();
+  if (!observer || !parts_.forecasts) {
+    throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
+  }
+  return observerPage(*parts_.forecasts, info);
 }
 
 server::HttpResponse Router::health(const std::string& endpoint,

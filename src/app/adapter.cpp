@@ -12,6 +12,7 @@
 #include "app/auth_setup.h"
 #include "app/config_reloader.h"
 #include "app/logging.h"
+#include "app/periodic_task.h"
 #include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/request_pipeline.h"
 #include "metrics_adapter/api/router.h"
@@ -19,6 +20,7 @@
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
 #include "metrics_adapter/prometheus/coalescing_prometheus_api.h"
@@ -107,6 +109,11 @@ void raiseOpenFileLimit() {
   }
 }
 
+// How often the forecast rules are checked for a due refresh (each has its refreshInterval),
+// and how long one query_range call of a refresh may take.
+constexpr std::chrono::seconds kForecastTick{1};
+constexpr std::chrono::seconds kForecastQueryTimeout{30};
+
 // A startup step that cannot go on; what() is the logged reason.
 class StartupError : public std::runtime_error {
  public:
@@ -153,6 +160,7 @@ class Adapter {
     }
     self_metrics_->setBuildInfo(MA_VERSION);
     relister_->start();
+    forecast_refresh_->start();
     if (refresher_) refresher_->start();
     reloader_->start();
     spdlog::info(
@@ -171,6 +179,7 @@ class Adapter {
     server_->stop(std::chrono::seconds(10), [this] { prometheus_client_->cancelCalls(); });
     prometheus_client_->cancelCalls();
     reloader_->stop();
+    forecast_refresh_->stop();
     if (refresher_) refresher_->stop();
     if (auth_ && auth_->config_refresh) auth_->config_refresh->stop();
     relister_->stop();
@@ -202,14 +211,22 @@ class Adapter {
     } catch (const config::ConfigError& e) {
       throw StartupError(std::string("invalid configuration: ") + e.what());
     }
-    spdlog::info("loaded {} of {} rules from {}", rule_set->rules.size(),
-                 config.rules.size() + config.external_rules.size(), options_.config_file);
+    spdlog::info("loaded {} of {} rules and {} forecast rules from {}", rule_set->rules.size(),
+                 config.rules.size() + config.external_rules.size(), config.forecast_rules.size(),
+                 options_.config_file);
     relister_ = std::make_shared<discovery::Relister>(rule_set, prometheus_, options_.relist,
                                                       self_metrics_);
     config_state_ = std::make_shared<ConfigState>(
         std::move(config), rule_set->mapper,
         [relister = relister_](std::shared_ptr<const discovery::RuleSet> rules) {
           relister->setRuleSet(std::move(rules));
+        });
+    // Forecasts follow the config the state holds now, reloads included.
+    forecasts_ = std::make_shared<forecast::ForecastService>(
+        prometheus_, forecast::ForecastServiceOptions{.query_timeout = kForecastQueryTimeout});
+    forecast_refresh_ = std::make_unique<PeriodicTask>(
+        kForecastTick, [forecasts = forecasts_, state = config_state_] {
+          forecasts->refresh(state->config()->forecast_rules, forecast::Clock::now());
         });
     reloader_ = std::make_unique<ConfigReloader>(
         options_.config_file, loaded_identity_, config_state_, options_.config_check_interval,
@@ -231,7 +248,8 @@ class Adapter {
         api::CustomMetricsOptions{.query_timeout = options_.query_timeout});
     parts.external_metrics = std::make_shared<const api::ExternalMetricsHandler>(
         snapshots, prometheus_,
-        api::ExternalMetricsOptions{.query_timeout = options_.query_timeout});
+        api::ExternalMetricsOptions{.query_timeout = options_.query_timeout}, forecasts_);
+    parts.forecasts = forecasts_;
     parts.snapshots = snapshots;
     parts.health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
     parts.health.ready.push_back({"discovery", [relister = relister_] {
@@ -260,6 +278,8 @@ class Adapter {
   std::optional<AuthStack> auth_;
   std::shared_ptr<discovery::Relister> relister_;
   std::shared_ptr<ConfigState> config_state_;
+  std::shared_ptr<forecast::ForecastService> forecasts_;
+  std::unique_ptr<PeriodicTask> forecast_refresh_;
   std::unique_ptr<ConfigReloader> reloader_;
   std::unique_ptr<RestMappingRefresher> refresher_;
   std::unique_ptr<server::HttpsServer> server_;

@@ -10,6 +10,11 @@ namespace metrics_adapter::api {
 inline constexpr const char* kCustomMetricsGroup = "custom.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsGroup = "external.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsVersion = "v1beta1";
+// Our own group, for the forecast observer page (docs/forecasting.md "The observer page"); its
+// APIService is opt-in (deploy/kustomize/components/forecast-observer).
+inline constexpr const char* kForecastGroup = "forecast.metrics-adapter.io";
+inline constexpr const char* kForecastVersion = "v1alpha1";
+inline constexpr const char* kObserverResource = "observer";
 
 // APIGroupList for /apis (docs/api-contract.md "Discovery documents", conformance C6):
 // custom.metrics.k8s.io, then external.metrics.k8s.io. Both are always listed, rules or not, so
@@ -27,6 +32,11 @@ Json externalMetricsGroup();
 // APIResourceList for /apis/external.metrics.k8s.io/v1beta1: one namespaced
 // ExternalMetricValueList entry per external metric, "resources": [] when there is none (C5).
 Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot);
+
+// APIGroup for /apis/forecast.metrics-adapter.io and the APIResourceList of its v1alpha1: the
+// namespaced resource `observer`, verb get (an HTML page per forecastRule).
+Json forecastGroup();
+Json forecastResourceList();
 
 bool isCustomMetricsVersion(const std::string& version);
 

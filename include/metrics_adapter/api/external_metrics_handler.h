@@ -8,6 +8,7 @@
 
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
 #include "metrics_adapter/server/request_info.h"
 
@@ -32,13 +33,16 @@ struct ExternalMetricsOptions {
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
 };
 
-// Answers external.metrics.k8s.io metric requests from `externalRules`: registry lookup,
-// PromQL, Prometheus, ExternalMetricValueList. Thread-safe.
+// Answers external.metrics.k8s.io metric requests from `forecastRules` (their latest forecasts,
+// when `forecasts` is given) and `externalRules` (registry lookup, PromQL, Prometheus),
+// ExternalMetricValueList. A forecastRule's name wins over an external metric of the same name.
+// Thread-safe.
 class ExternalMetricsHandler {
  public:
   ExternalMetricsHandler(SnapshotSource snapshots,
                          std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                         ExternalMetricsOptions options);
+                         ExternalMetricsOptions options,
+                         std::shared_ptr<const forecast::ForecastService> forecasts = nullptr);
 
   // One item per sample of the query's answer (sorted by labels; NaN, ±Inf and DCGM blanks
   // skipped), or one unlabelled item for a scalar. Throws ApiError: 404 unknown metric, 400 bad
@@ -51,6 +55,7 @@ class ExternalMetricsHandler {
   SnapshotSource snapshots_;
   std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   ExternalMetricsOptions options_;
+  std::shared_ptr<const forecast::ForecastService> forecasts_;
 };
 
 }  // namespace metrics_adapter::api

@@ -11,6 +11,7 @@
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
 #include "metrics_adapter/api/version_info.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/server/https_server.h"
 #include "metrics_adapter/server/request_info.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
@@ -33,6 +34,7 @@ struct HealthChecks {
 struct RouterParts {
   std::shared_ptr<const CustomMetricsHandler> custom_metrics{};
   std::shared_ptr<const ExternalMetricsHandler> external_metrics{};
+  std::shared_ptr<const forecast::ForecastService> forecasts{};  // the observer pages
   SnapshotSource snapshots{};
   HealthChecks health{};
   std::shared_ptr<const telemetry::SelfMetrics> self_metrics{};  // served at /metrics
@@ -53,6 +55,8 @@ class Router {
  private:
   // The answer to a metric path under /apis/external.metrics.k8s.io; throws ApiError.
   Json external(const server::RequestInfo& info) const;
+  // The answer to a path under /apis/forecast.metrics-adapter.io; throws ApiError.
+  server::HttpResponse forecastGroup(const server::RequestInfo& info, bool pretty) const;
   server::HttpResponse health(const std::string& endpoint, const std::vector<HealthCheck>& checks,
                               bool verbose) const;
 
@@ -63,7 +67,8 @@ class Router {
 server::HttpResponse errorResponse(const ApiError& error);
 
 // The route template of a request for the self-metrics: a fixed name per kind of path
-// ("custom_metric", "external_metric", "discovery", "health", "metrics", "other"), so that
+// ("custom_metric", "external_metric", "forecast_observer", "discovery", "health", "metrics",
+// "other"), so that
 // client-chosen paths cannot create new series.
 std::string_view routeLabel(const server::RequestInfo& info);
 

@@ -73,6 +73,8 @@ struct ForecastRule {
   std::chrono::seconds horizon{600};
   std::chrono::seconds refresh_interval{60};
   double quantile = 0.5;  // safety margin: the quantile of the model's recent errors added
+
+  bool operator==(const ForecastRule&) const = default;
 };
 
 struct AdapterConfig {

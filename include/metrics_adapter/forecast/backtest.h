@@ -12,8 +12,8 @@
 namespace metrics_adapter::forecast {
 
 // A forecaster: forecast values at the last history time and horizon_steps after it.
-using Forecaster = std::function<std::vector<double>(std::span<const float> history,
-                                                     int horizon_steps)>;
+using Forecaster =
+    std::function<std::vector<double>(std::span<const float> history, int horizon_steps)>;
 
 // Our model (forecastAhead) with `options`, as a Forecaster.
 Forecaster modelForecaster(std::chrono::seconds step, ModelOptions options);
@@ -22,15 +22,15 @@ struct BacktestOptions {
   std::chrono::seconds step{60};
   int horizon_steps = 10;
   std::size_t history_steps = 7 * 24 * 60;  // at most this much history before each step
-  std::optional<double> threshold;           // for lead times of upward crossings
+  std::optional<double> threshold;          // for lead times of upward crossings
 };
 
 // One replayed step t.
 struct BacktestPoint {
-  std::size_t index = 0;   // t, as an index into the replayed series
-  double actual = 0;       // the actual value at t
-  double forecast = 0;     // the served value at t: max of the forecast over [t, t + horizon]
-  double actual_max = 0;   // the actual maximum over [t, t + horizon]
+  std::size_t index = 0;  // t, as an index into the replayed series
+  double actual = 0;      // the actual value at t
+  double forecast = 0;    // the served value at t: max of the forecast over [t, t + horizon]
+  double actual_max = 0;  // the actual maximum over [t, t + horizon]
 };
 
 struct BacktestResult {

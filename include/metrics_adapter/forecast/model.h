@@ -39,7 +39,7 @@ inline constexpr std::chrono::hours kMinimumHistory{48};
 // Prometheus had no value) `horizon_steps` steps ahead. Deterministic: the same history gives
 // the same forecast on every replica. An empty history or one whose values are all NaN gives
 // kLatestValue with NaN values, which the caller must not serve.
-Forecast forecastAhead(std::span<const float> history, std::chrono::seconds step,
-                       int horizon_steps, const ModelOptions& options);
+Forecast forecastAhead(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
+                       const ModelOptions& options);
 
 }  // namespace metrics_adapter::forecast

@@ -18,7 +18,7 @@ struct ObservedSeries {
 };
 
 struct ObserverPageData {
-  std::string rule;  // the forecastRule's name
+  std::string rule;                                  // the forecastRule's name
   std::chrono::system_clock::time_point first_time;  // time of replay index 0
   std::chrono::seconds step{60};
   std::chrono::seconds horizon{600};

@@ -1,0 +1,230 @@
+#include "metrics_adapter/forecast/forecast_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+namespace metrics_adapter::forecast {
+namespace {
+
+using std::chrono::seconds;
+
+// Steps re-read on every refresh: the newest steps may have been evaluated before their last
+// scrape arrived, so they are read again once it has.
+constexpr std::int64_t kRereadSteps = 2;
+
+// A failed refresh is retried after this, or after the rule's refresh interval if shorter.
+constexpr seconds kRetryAfterFailure{10};
+
+// A series without a value for this long (or 5 steps, if longer) has ended, as Prometheus's
+// lookback for instant queries says: it is not served.
+constexpr seconds kSeriesLookback{300};
+
+constexpr float kNoValue = std::numeric_limits<float>::quiet_NaN();
+
+std::size_t stepsBetween(Clock::time_point from, Clock::time_point to, seconds step) {
+  return static_cast<std::size_t>(std::chrono::duration_cast<seconds>(to - from) / step);
+}
+
+// Moves `history` onto the grid of `length` steps from `start`, keeping the values that fall in
+// it and NaN for the new steps.
+void moveWindow(GridHistory& history, Clock::time_point start, std::size_t length) {
+  const std::size_t dropped =
+      start > history.start ? stepsBetween(history.start, start, history.step) : 0;
+  for (GridSeries& series : history.series) {
+    const std::size_t erased = std::min(dropped, series.values.size());
+    series.values.erase(series.values.begin(),
+                        series.values.begin() + static_cast<std::ptrdiff_t>(erased));
+    series.values.resize(length, kNoValue);
+  }
+  history.start = start;
+  history.length = length;
+}
+
+// Writes the steps `recent` holds over `history` (same step; recent starts on history's grid)
+// and drops the series that have no value left.
+void mergeRecent(GridHistory& history, const GridHistory& recent) {
+  std::map<std::map<std::string, std::string>, std::size_t> index_of;
+  for (std::size_t i = 0; i < history.series.size(); ++i) index_of[history.series[i].labels] = i;
+  const std::size_t offset = stepsBetween(history.start, recent.start, history.step);
+  for (const GridSeries& fresh : recent.series) {
+    auto [found, added] = index_of.try_emplace(fresh.labels, history.series.size());
+    if (added) {
+      history.series.push_back(GridSeries{.labels = fresh.labels,
+                                          .values = std::vector<float>(history.length, kNoValue)});
+    }
+    std::vector<float>& values = history.series[found->second].values;
+    for (std::size_t i = 0; i < fresh.values.size() && offset + i < values.size(); ++i) {
+      values[offset + i] = fresh.values[i];
+    }
+  }
+  std::erase_if(history.series, [](const GridSeries& series) {
+    return std::all_of(series.values.begin(), series.values.end(),
+                       [](float value) { return std::isnan(value); });
+  });
+  std::sort(history.series.begin(), history.series.end(),
+            [](const GridSeries& a, const GridSeries& b) { return a.labels < b.labels; });
+}
+
+// The latest value among the last `window` steps of `values`, or nullopt.
+std::optional<double> latestValue(const std::vector<float>& values, std::size_t window) {
+  for (std::size_t i = 0; i < values.size() && i < window; ++i) {
+    const float value = values[values.size() - 1 - i];
+    if (!std::isnan(value)) return value;
+  }
+  return std::nullopt;
+}
+
+std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule& rule,
+                                                      const GridHistory& history) {
+  auto result = std::make_shared<RuleForecasts>();
+  result->rule = rule;
+  const auto last_step = static_cast<std::int64_t>(history.length > 0 ? history.length - 1 : 0);
+  result->computed_at = history.start + history.step * last_step;
+  const int horizon_steps = static_cast<int>(rule.horizon / rule.step);
+  const std::size_t lookback =
+      std::max<std::size_t>(5, static_cast<std::size_t>(kSeriesLookback / rule.step));
+  for (const GridSeries& series : history.series) {
+    const std::optional<double> latest = latestValue(series.values, lookback);
+    if (!latest) continue;
+    Forecast forecast = forecastAhead(series.values, rule.step, horizon_steps,
+                                      ModelOptions{.quantile = rule.quantile});
+    if (!std::isfinite(forecast.maximum)) continue;
+    result->series.push_back(SeriesForecast{
+        .labels = series.labels, .forecast = std::move(forecast), .latest = *latest});
+  }
+  return result;
+}
+
+RuleStatus knownRule() {
+  RuleStatus status;
+  status.known = true;
+  return status;
+}
+
+}  // namespace
+
+struct ForecastService::RuleState {
+  explicit RuleState(config::ForecastRule configured) : rule(std::move(configured)) {}
+
+  const config::ForecastRule rule;
+  Clock::time_point next_due{};  // only refresh() reads and writes it
+  mutable std::mutex mutex;      // guards what follows
+  GridHistory history;
+  std::shared_ptr<const RuleForecasts> forecasts;
+  RuleStatus status = knownRule();
+};
+
+Clock::time_point gridTimeAtOrBefore(Clock::time_point now, seconds step) {
+  const auto since_epoch = std::chrono::duration_cast<seconds>(now.time_since_epoch());
+  return Clock::time_point(since_epoch - since_epoch % step);
+}
+
+ForecastService::ForecastService(std::shared_ptr<prometheus::PrometheusApi> prometheus,
+                                 ForecastServiceOptions options)
+    : prometheus_(std::move(prometheus)), options_(options) {}
+
+ForecastService::~ForecastService() = default;
+
+void ForecastService::refresh(const std::vector<config::ForecastRule>& rules,
+                              Clock::time_point now) {
+  std::vector<std::shared_ptr<RuleState>> due;
+  {
+    std::lock_guard lock(mutex_);
+    std::map<std::string, std::shared_ptr<RuleState>> current;
+    for (const config::ForecastRule& rule : rules) {
+      auto kept = rules_.find(rule.name);
+      current[rule.name] = kept != rules_.end() && kept->second->rule == rule
+                               ? kept->second
+                               : std::make_shared<RuleState>(rule);
+    }
+    rules_ = std::move(current);
+    for (const auto& [name, state] : rules_) {
+      if (now >= state->next_due) due.push_back(state);
+    }
+  }
+  for (const auto& state : due) refreshRule(*state, now);
+}
+
+void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const {
+  const config::ForecastRule& rule = state.rule;
+  const Clock::time_point end = gridTimeAtOrBefore(now, rule.step);
+  const auto length = static_cast<std::size_t>(rule.history / rule.step);
+  const Clock::time_point start = end - rule.step * static_cast<std::int64_t>(length - 1);
+  try {
+    GridHistory history;
+    Clock::time_point fetch_from = start;
+    {
+      std::lock_guard lock(state.mutex);
+      if (state.status.fetched) {
+        history = state.history;  // a copy: readers keep the old one until the swap below
+        const Clock::time_point known_end =
+            history.start + history.step * static_cast<std::int64_t>(history.length);
+        fetch_from = std::max(start, known_end - rule.step * (kRereadSteps + 1));
+      }
+    }
+    const std::size_t chunk_points = std::clamp<std::size_t>(
+        static_cast<std::size_t>(std::chrono::duration_cast<seconds>(options_.max_chunk_span) /
+                                 rule.step),
+        1, kMaxPointsPerQuery);
+    GridHistory recent = fetchGridHistory(*prometheus_, rule.query, fetch_from, end, rule.step,
+                                          options_.query_timeout, chunk_points);
+    const std::size_t queries = planChunks(fetch_from, end, rule.step, chunk_points).size();
+    if (fetch_from == start) {
+      history = std::move(recent);
+      history.length = length;
+      for (GridSeries& series : history.series) series.values.resize(length, kNoValue);
+    } else {
+      moveWindow(history, start, length);
+      mergeRecent(history, recent);
+    }
+    auto forecasts = computeForecasts(rule, history);
+    std::lock_guard lock(state.mutex);
+    state.history = std::move(history);
+    state.forecasts = std::move(forecasts);
+    state.status.fetched = true;
+    state.status.last_error.clear();
+    state.status.last_success = now;
+    state.status.queries += queries;
+    state.next_due = now + rule.refresh_interval;
+  } catch (const prometheus::PrometheusError& e) {
+    spdlog::warn("forecast {}: refresh failed: {}", rule.name, e.detail());
+    std::lock_guard lock(state.mutex);
+    state.status.last_error = e.what();
+    state.next_due = now + std::min<Clock::duration>(rule.refresh_interval, kRetryAfterFailure);
+  }
+}
+
+std::shared_ptr<ForecastService::RuleState> ForecastService::find(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto found = rules_.find(name);
+  return found == rules_.end() ? nullptr : found->second;
+}
+
+std::shared_ptr<const RuleForecasts> ForecastService::forecasts(const std::string& name) const {
+  auto state = find(name);
+  if (!state) return nullptr;
+  std::lock_guard lock(state->mutex);
+  return state->forecasts;
+}
+
+RuleStatus ForecastService::status(const std::string& name) const {
+  auto state = find(name);
+  if (!state) return RuleStatus{};
+  std::lock_guard lock(state->mutex);
+  return state->status;
+}
+
+std::optional<RuleHistory> ForecastService::history(const std::string& name) const {
+  auto state = find(name);
+  if (!state) return std::nullopt;
+  std::lock_guard lock(state->mutex);
+  if (!state->status.fetched) return std::nullopt;
+  return RuleHistory{.rule = state->rule, .history = state->history};
+}
+
+}  // namespace metrics_adapter::forecast
