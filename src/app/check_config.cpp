@@ -402,7 +402,8 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
   const std::shared_ptr<const discovery::RuleSet>& rule_set = loaded->rule_set;
   std::vector<std::string>& warnings = loaded->warnings;
   out << options.config_file << ": valid: " << config.rules.size() << " rules, "
-      << config.external_rules.size() << " externalRules\n";
+      << config.external_rules.size() << " externalRules, " << config.forecast_rules.size()
+      << " forecastRules\n";
 
   std::shared_ptr<SeriesFilePrometheus> series_file;
   std::shared_ptr<prometheus::PrometheusApi> prometheus;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "app/check_config.h"
+#include "app/explain_forecast.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
@@ -435,8 +436,18 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
     return 1;
   }
   out << "config: " << options.config_file << " (" << loaded->config.rules.size() << " rules, "
-      << loaded->config.external_rules.size() << " externalRules)\n";
+      << loaded->config.external_rules.size() << " externalRules, "
+      << loaded->config.forecast_rules.size() << " forecastRules)\n";
   for (const auto& warning : loaded->warnings) out << "warning: " << warning << "\n";
+  // A forecastRule's name wins over an external metric of that name, as in the server.
+  for (const auto& rule : loaded->config.forecast_rules) {
+    if (options.external && rule.name == options.metric) {
+      const int code = explainForecast(out, options, rule, prometheus);
+      out << (code == 0 ? "result: the request would succeed\n"
+                        : "result: the request would fail\n");
+      return code;
+    }
+  }
 
   const DiscoveryRun run = relistOnce(loaded->rule_set, prometheus, options.shared.relist);
   out << "relist: " << run.series.size() + run.errors.size() << " series queries";

@@ -182,7 +182,8 @@ std::string backtestReport(const forecast::ObserverPageData& replay, bool json) 
        << replay.series.size() << " series (step " << replay.step.count() << "s, horizon "
        << replay.horizon.count() << "s)\n";
   text << "  MAPE " << mape * 100 << " %, under-forecast " << under * 100 << " % of steps";
-  if (has_lead) text << ", median lead " << lead / 60 << " min over " << leads.size() << " crossings";
+  if (has_lead)
+    text << ", median lead " << lead / 60 << " min over " << leads.size() << " crossings";
   text << "\n";
   for (const forecast::ObservedSeries& one : replay.series) {
     text << "  " << labelsText(one.labels) << ": MAPE " << one.replay.mape * 100 << " %, under "

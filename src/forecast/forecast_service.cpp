@@ -17,6 +17,10 @@ using std::chrono::seconds;
 // scrape arrived, so they are read again once it has.
 constexpr std::int64_t kRereadSteps = 2;
 
+// How long after a grid time its value is read: a scrape that started before that time commits
+// its samples up to a scrape timeout later, and replicas must read the same value.
+constexpr seconds kSettle{15};
+
 // A failed refresh is retried after this, or after the rule's refresh interval if shorter.
 constexpr seconds kRetryAfterFailure{10};
 
@@ -152,7 +156,7 @@ void ForecastService::refresh(const std::vector<config::ForecastRule>& rules,
 
 void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const {
   const config::ForecastRule& rule = state.rule;
-  const Clock::time_point end = gridTimeAtOrBefore(now, rule.step);
+  const Clock::time_point end = gridTimeAtOrBefore(now - kSettle, rule.step);
   const auto length = static_cast<std::size_t>(rule.history / rule.step);
   const Clock::time_point start = end - rule.step * static_cast<std::int64_t>(length - 1);
   try {

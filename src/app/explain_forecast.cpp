@@ -1,0 +1,82 @@
+#include "app/explain_forecast.h"
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+
+#include "metrics_adapter/forecast/forecast_service.h"
+#include "metrics_adapter/promql/label_selector.h"
+
+namespace metrics_adapter::app {
+namespace {
+
+std::string seriesText(const std::map<std::string, std::string>& labels) {
+  std::string text = "{";
+  for (const auto& [name, value] : labels) {
+    if (text.size() > 1) text += ", ";
+    text += name + "=\"" + value + "\"";
+  }
+  return text + "}";
+}
+
+void printForecastRule(std::ostream& out, const config::ForecastRule& rule) {
+  out << "forecastRule " << rule.name << ":\n"
+      << "  query: " << rule.query << "\n"
+      << "  history " << rule.history.count() << "s, step " << rule.step.count() << "s, horizon "
+      << rule.horizon.count() << "s, refreshInterval " << rule.refresh_interval.count()
+      << "s, quantile " << rule.quantile << "\n";
+  out << "  namespaces: ";
+  if (rule.namespaces.empty()) out << "every namespace";
+  for (std::size_t i = 0; i < rule.namespaces.size(); ++i) {
+    out << (i ? ", " : "") << rule.namespaces[i];
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+int explainForecast(std::ostream& out, const ExplainOptions& options,
+                    const config::ForecastRule& rule,
+                    std::shared_ptr<prometheus::PrometheusApi> prometheus) {
+  printForecastRule(out, rule);
+  if (!options.namespace_name.empty() && !rule.namespaces.empty() &&
+      std::find(rule.namespaces.begin(), rule.namespaces.end(), options.namespace_name) ==
+          rule.namespaces.end()) {
+    out << "answer: 404: not served in namespace " << options.namespace_name << "\n";
+    return 2;
+  }
+  promql::LabelSelector selector;
+  try {
+    selector = promql::parseLabelSelector(options.metric_selector);
+  } catch (const promql::SelectorError& e) {
+    out << "answer: 400: invalid labelSelector: " << e.what() << "\n";
+    return 2;
+  }
+
+  forecast::ForecastService service(
+      std::move(prometheus),
+      forecast::ForecastServiceOptions{.query_timeout = options.shared.query_timeout});
+  service.refresh({rule}, forecast::Clock::now());
+  const forecast::RuleStatus status = service.status(rule.name);
+  out << "history: " << status.queries << " query_range calls";
+  if (!status.last_error.empty()) {
+    out << " failed: " << status.last_error << "\nanswer: 503: the forecast is not ready\n";
+    return 2;
+  }
+  const auto forecasts = service.forecasts(rule.name);
+  out << ", " << forecasts->series.size() << " series\n";
+  std::size_t served = 0;
+  for (const forecast::SeriesForecast& series : forecasts->series) {
+    const bool selected = promql::matches(selector, series.labels);
+    served += selected ? 1 : 0;
+    out << "  " << seriesText(series.labels) << (selected ? "" : " (not selected)") << ": latest "
+        << series.latest << ", serves " << series.forecast.maximum << " ("
+        << (series.forecast.method == forecast::Method::kSeasonal ? "forecast max over the horizon"
+                                                                  : "the latest value: reactive")
+        << "); " << series.forecast.why << "\n";
+  }
+  out << "answer: 200: " << served << " items\n";
+  return 0;
+}
+
+}  // namespace metrics_adapter::app
