@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/forecast/replay.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
 
