@@ -155,10 +155,16 @@ def split_labels(text):
 
 
 class Prometheus:
-    def __init__(self, procs, scrape_port, rule_files=()):
+    def __init__(self, procs, scrape_port, rule_files=(), backfill=None):
+        """backfill: an OpenMetrics file whose samples promtool turns into TSDB blocks before
+        Prometheus starts, as history older than what it scrapes."""
         self.port = free_port()
         self.dir = os.path.join(procs.workdir, "prometheus-%d" % self.port)
         os.makedirs(self.dir)
+        if backfill:
+            subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "--quiet",
+                            backfill, self.dir + "/data"], check=True, timeout=600,
+                           capture_output=True)
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n")

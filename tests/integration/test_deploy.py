@@ -362,6 +362,33 @@ class RenderTest(unittest.TestCase):
                 self.assertTrue(selects(constraint["labelSelector"]["matchLabels"], labels))
 
 
+class ForecastObserverComponentTest(unittest.TestCase):
+    """deploy/components/forecast-observer added to the default install: one more APIService,
+    for our group, verified with the same CA, and a ClusterRole to read the pages."""
+
+    def test_component_adds_the_observer_apiservice(self):
+        overlay = os.path.join(WORK, "deploy", "overlays", "forecast-check")
+        os.makedirs(overlay, exist_ok=True)
+        with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
+            f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                    "resources:\n- ../../base\ncomponents:\n- ../../components/dcgm\n"
+                    "- ../../components/forecast-observer\n")
+        objects = render("overlays/forecast-check")
+        apiservices = {(a["spec"]["group"], a["spec"]["version"]): a["spec"]
+                       for a in all_of(objects, "APIService")}
+        self.assertEqual(set(apiservices),
+                         API_SERVICES | {("forecast.metrics-adapter.io", "v1alpha1")})
+        observer = apiservices[("forecast.metrics-adapter.io", "v1alpha1")]
+        external = apiservices[("external.metrics.k8s.io", "v1beta1")]
+        self.assertEqual(observer["caBundle"], external["caBundle"])
+        self.assertEqual(observer["service"], external["service"])
+        self.assertNotIn("insecureSkipTLSVerify", observer)
+        role = one(objects, "ClusterRole",
+                   lambda o: o["metadata"]["name"] == "metrics-adapter-forecast-observer")
+        self.assertEqual(role["rules"], [{"apiGroups": ["forecast.metrics-adapter.io"],
+                                          "resources": ["observer"], "verbs": ["get"]}])
+
+
 class DeploymentFlagsTest(unittest.TestCase):
     def test_the_binary_accepts_the_deployments_flags_and_files(self):
         for install, objects in RENDERED.items():

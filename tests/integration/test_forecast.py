@@ -1,0 +1,308 @@
+"""End to end for forecastRules (docs/forecasting.md): a real Prometheus whose TSDB holds 7 days
+of synthetic GPU demand backfilled with promtool, live scrapes continuing the same function,
+the real adapter serving the forecast as an external metric over real TLS, `forecast backtest`
+and `forecast observe` against the same Prometheus, and the observer page parsed and rendered by
+headless Chromium. Every expected value is computed from the generating function."""
+
+import calendar
+import http.server
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+import browser
+import harness
+
+ARGS, UNITTEST_ARGV = harness.parse_args()
+HPA_ACCEPT = {"Accept": "application/vnd.kubernetes.protobuf, */*"}
+EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1"
+OBSERVER = "/apis/forecast.metrics-adapter.io/v1alpha1/namespaces/default/observer/"
+RULE = "gpu_demand_forecast"
+DAY = 86400
+STEP = 60
+HORIZON = 600
+
+# The daily rhythm of one workload's summed GPU utilisation: night, a 15-minute morning ramp,
+# an 8-hour plateau, a 1-hour decline.
+NIGHT, PEAK = 10.0, 70.0
+RAMP, PLATEAU, DECLINE = 900, 8 * 3600, 3600
+
+
+def rhythm(t, origin):
+    """The noise-free demand at time t of a workload whose ramp starts at `origin` (mod 1 day)."""
+    x = (t - origin) % DAY
+    if x < RAMP:
+        return NIGHT + (PEAK - NIGHT) * x / RAMP
+    if x < RAMP + PLATEAU:
+        return PEAK
+    if x < RAMP + PLATEAU + DECLINE:
+        return PEAK - (PEAK - NIGHT) * (x - RAMP - PLATEAU) / DECLINE
+    return NIGHT
+
+
+def noisy(t, origin):
+    """rhythm() with ±1.5 % deterministic noise, the same for the backfill and the scrapes."""
+    wobble = math.sin(t * 12.9898) * 43758.5453
+    return rhythm(t, origin) * (1 + 0.03 * (wobble - math.floor(wobble) - 0.5))
+
+
+START = time.time()
+# ramp-soon: the morning ramp begins 5 minutes into the test; plateau: it began 2 hours ago;
+# new: the same rhythm as ramp-soon, but Prometheus has only 1 day of it.
+WORKLOADS = {"ramp-soon": START + 300, "plateau": START - 2 * 3600, "new": START + 300}
+HISTORY_DAYS = {"ramp-soon": 7, "plateau": 7, "new": 1}
+
+CONFIG = """forecastRules:
+- name: %s
+  query: sum by (workload) (gpu_demand)
+  namespaces: [default]
+  refreshInterval: 5s
+""" % RULE
+
+
+class DemandExporter(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        now = time.time()
+        body = "# TYPE gpu_demand gauge\n" + "".join(
+            'gpu_demand{workload="%s"} %.4f\n' % (w, noisy(now, o)) for w, o in WORKLOADS.items())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+def write_backfill(path):
+    """OpenMetrics history up to a minute before the test, one sample per 30 s per workload."""
+    end = int(START) // 30 * 30 - 60
+    with open(path, "w") as f:
+        f.write("# TYPE gpu_demand gauge\n")
+        for workload, origin in WORKLOADS.items():
+            first = end - HISTORY_DAYS[workload] * DAY - 3600
+            for t in range(first, end + 1, 30):
+                f.write('gpu_demand{workload="%s"} %.4f %d\n' % (workload, noisy(t, origin), t))
+        f.write("# EOF\n")
+
+
+def parse_time(text):
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def quantity(text):
+    """A Kubernetes quantity as the adapter writes them: plain or milli."""
+    return float(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def true_max(origin, at):
+    return max(rhythm(t, origin) for t in range(int(at), int(at) + HORIZON + 1, 5))
+
+
+PROCS = PROMETHEUS = ADAPTER = CONFIG_PATH = EXPORTER = None
+
+
+def setUpModule():
+    global PROCS, PROMETHEUS, ADAPTER, CONFIG_PATH, EXPORTER
+    PROCS = harness.Processes()
+    EXPORTER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DemandExporter)
+    threading.Thread(target=EXPORTER.serve_forever, daemon=True).start()
+    backfill = os.path.join(PROCS.workdir, "history.om")
+    write_backfill(backfill)
+    PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.server_address[1], backfill=backfill)
+    PROMETHEUS.wait_for_series("gpu_demand", 3)
+    CONFIG_PATH = os.path.join(PROCS.workdir, "forecast.yaml")
+    with open(CONFIG_PATH, "w") as f:
+        f.write(CONFIG)
+    ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url)
+
+
+def tearDownModule():
+    EXPORTER.shutdown()
+    PROCS.stop_all()
+
+
+def forecast_items(adapter, selector=None):
+    """The items of the forecast once the adapter serves it (503 until the first fetch)."""
+    path = "%s/namespaces/default/%s" % (EXTERNAL, RULE)
+    if selector:
+        path += "?labelSelector=" + urllib.parse.quote(selector)
+    answer = {}
+
+    def served():
+        status, body = adapter.get_json(path, HPA_ACCEPT)
+        answer.update(status=status, body=body)
+        return status == 200
+
+    harness.wait_until(served, timeout=180, interval=1, what="the forecast (%s)" % answer)
+    return {item["metricLabels"]["workload"]: item for item in answer["body"]["items"]}
+
+
+class ServedForecastTest(unittest.TestCase):
+    def test_forecast_rises_before_the_ramp_and_holds_the_plateau(self):
+        items = forecast_items(ADAPTER)
+        self.assertEqual(sorted(items), ["new", "plateau", "ramp-soon"])
+        for workload in ("ramp-soon", "plateau"):
+            item = items[workload]
+            self.assertEqual(item["metricName"], RULE)
+            made_at = parse_time(item["timestamp"])
+            self.assertEqual(made_at % STEP, 0, "forecasts are made on the step grid")
+            expected = true_max(WORKLOADS[workload], made_at)
+            served = quantity(item["value"])
+            self.assertLess(abs(served - expected) / expected, 0.10,
+                            "%s: served %.2f, the function's max over the horizon %.2f"
+                            % (workload, served, expected))
+        made_at = parse_time(items["ramp-soon"]["timestamp"])
+        now_value = rhythm(made_at, WORKLOADS["ramp-soon"])
+        if true_max(WORKLOADS["ramp-soon"], made_at) > 1.5 * now_value:
+            # Proactive: the ramp is inside the horizon, the demand now is still the night's.
+            self.assertGreater(quantity(items["ramp-soon"]["value"]), 1.5 * now_value)
+
+    def test_one_day_of_history_serves_the_latest_value(self):
+        item = forecast_items(ADAPTER)["new"]
+        made_at = parse_time(item["timestamp"])
+        latest = rhythm(made_at, WORKLOADS["new"])
+        served = quantity(item["value"])
+        self.assertLess(abs(served - latest) / latest, 0.05,
+                        "served %.2f, latest actual %.2f" % (served, latest))
+
+    def test_hpa_request_with_a_label_selector(self):
+        items = forecast_items(ADAPTER, "workload=ramp-soon")
+        self.assertEqual(list(items), ["ramp-soon"])
+        items = forecast_items(ADAPTER, "workload in (plateau,new)")
+        self.assertEqual(sorted(items), ["new", "plateau"])
+        status, body = ADAPTER.get_json("%s/namespaces/default/%s?labelSelector=%s" % (
+            EXTERNAL, RULE, urllib.parse.quote("workload in (")), HPA_ACCEPT)
+        self.assertEqual((status, body["reason"]), (400, "BadRequest"))
+
+    def test_other_namespaces_are_not_served(self):
+        status, body = ADAPTER.get_json("%s/namespaces/other/%s" % (EXTERNAL, RULE), HPA_ACCEPT)
+        self.assertEqual(status, 404)
+        self.assertIn("not served in namespace other", body["message"])
+
+    def test_kubectl_get_raw(self):
+        forecast_items(ADAPTER)
+        code, out, err = ADAPTER.kubectl_raw("%s/namespaces/default/%s" % (EXTERNAL, RULE))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["kind"], "ExternalMetricValueList")
+
+    def test_explain_says_which_series_are_reactive(self):
+        result = subprocess.run(
+            [ARGS.binary, "explain", "--config", CONFIG_PATH, "--prometheus-url", PROMETHEUS.url,
+             "--external", "--metric", RULE, "--namespace", "default"],
+            capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        lines = {w: l for l in result.stdout.splitlines()
+                 for w in WORKLOADS if 'workload="%s"' % w in l}
+        self.assertIn("the latest value", lines["new"])
+        self.assertIn("days of history", lines["new"])
+        self.assertIn("forecast max over the horizon", lines["ramp-soon"])
+
+
+class TwoReplicasTest(unittest.TestCase):
+    def test_two_replicas_serve_the_same_forecast(self):
+        second = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url)
+        answers = []
+
+        def same_grid_time():
+            first_items, second_items = forecast_items(ADAPTER), forecast_items(second)
+            answers[:] = [first_items, second_items]
+            times = {i["timestamp"] for i in list(first_items.values()) +
+                     list(second_items.values())}
+            return len(times) == 1
+
+        harness.wait_until(same_grid_time, timeout=180, interval=2,
+                           what="both replicas to forecast at the same grid time")
+        first_items, second_items = answers
+        self.assertEqual({w: i["value"] for w, i in first_items.items()},
+                         {w: i["value"] for w, i in second_items.items()})
+        PROCS.stop(second.process)
+        self.assertEqual(second.process.returncode, 0)
+
+
+class CommandLineTest(unittest.TestCase):
+    def run_forecast(self, *args):
+        return subprocess.run([ARGS.binary, "forecast", *args, "--config", CONFIG_PATH,
+                               "--prometheus-url", PROMETHEUS.url, "--rule", RULE],
+                              capture_output=True, text=True, timeout=600)
+
+    def test_backtest_json_matches_the_function(self):
+        threshold = (NIGHT + PEAK) / 2
+        result = self.run_forecast("backtest", "--days", "1", "--threshold", str(threshold),
+                                   "--output", "json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        for key in ("mape", "underForecastRatio", "leadTimeSeconds", "points"):
+            self.assertIn(key, report)
+        series = {s["labels"]["workload"]: s for s in report["series"]}
+        ramp = series["ramp-soon"]
+        # One replayed step per minute of the last day.
+        self.assertEqual(ramp["points"], DAY // STEP)
+        self.assertLessEqual(ramp["mape"], 0.10)
+        # The function crosses the threshold once a day, half-way up its 15-minute ramp; a
+        # forecast of the max over 10 minutes can lead it by up to 10 minutes.
+        self.assertEqual(ramp["crossings"], 1)
+        self.assertGreaterEqual(ramp["leadTimeSeconds"], 300)
+        self.assertLessEqual(ramp["leadTimeSeconds"], HORIZON + STEP)
+
+    def test_backtest_text(self):
+        result = self.run_forecast("backtest", "--days", "1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"MAPE \d+\.\d %")
+
+    def test_observe_writes_a_page_a_browser_renders(self):
+        with tempfile.TemporaryDirectory() as directory:
+            page = os.path.join(directory, "observer.html")
+            result = self.run_forecast("observe", "--days", "1", "--target", "20",
+                                       "--output", page)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(page) as f:
+                html = f.read()
+            browser.check_html(html)
+            self.assertIn(RULE, html)
+            png = os.path.join(directory, "observer.png")
+            browser.render_png(page, png)
+            stats = browser.png_stats(png)
+            self.assertGreater(stats["colors"], 3, stats)
+            self.assertGreater(stats["non_white"], 0.01, stats)
+
+    def test_bad_words_name_the_problem(self):
+        result = subprocess.run([ARGS.binary, "forecast", "backtest", "--config", CONFIG_PATH,
+                                 "--prometheus-url", PROMETHEUS.url, "--rule", "nope"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('no forecastRule is named "nope"', result.stderr)
+
+
+class ObserverRouteTest(unittest.TestCase):
+    def test_the_page_through_the_adapter(self):
+        forecast_items(ADAPTER)
+        code, out, err = ADAPTER.kubectl_raw(OBSERVER + RULE + "?target=20")
+        self.assertEqual(code, 0, err)
+        browser.check_html(out)
+        self.assertIn(RULE, out)
+        status, content_type, _ = ADAPTER.get(OBSERVER + RULE)
+        self.assertEqual(status, 200)
+        self.assertTrue(content_type.startswith("text/html"), content_type)
+
+    def test_unknown_rule_and_bad_parameters(self):
+        status, body = ADAPTER.get_json(OBSERVER + "nope")
+        self.assertEqual(status, 404)
+        status, body = ADAPTER.get_json(OBSERVER + RULE + "?days=0.5")
+        self.assertEqual((status, body["reason"]), (400, "BadRequest"))
+
+    def test_group_discovery(self):
+        status, body = ADAPTER.get_json("/apis/forecast.metrics-adapter.io/v1alpha1")
+        self.assertEqual(status, 200)
+        self.assertEqual([r["name"] for r in body["resources"]], ["observer"])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=UNITTEST_ARGV)
