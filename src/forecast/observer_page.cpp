@@ -38,7 +38,7 @@ struct ObserverChartFrame {
   double width = 960;
   double height = 300;
   double left = 64;
-  double right = 20;
+  double right = 32;
   double top = 36;
   double bottom = 46;
 
@@ -336,15 +336,16 @@ ObserverValueAxis observerValueAxis(double minimum, double maximum, bool integra
   return axis;
 }
 
-// Time tick spacing: the smallest of these that gives at most 8 ticks.
-double observerTimeTick(double span_seconds) {
+// Time tick spacing: the smallest of these, and no finer than a step, that gives at most 8
+// ticks.
+double observerTimeTick(double span_seconds, double step_seconds) {
   constexpr std::array<double, 20> kCandidates = {
       1,    5,    10,   15,    30,    60,    120,   300,    600,    900,
       1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800, 1209600};
   for (const double candidate : kCandidates) {
-    if (span_seconds / candidate <= 8) return candidate;
+    if (candidate >= step_seconds && span_seconds / candidate <= 8) return candidate;
   }
-  return observerNiceStep(span_seconds / 8 / 86400) * 86400;
+  return std::max(step_seconds, observerNiceStep(span_seconds / 8 / 86400) * 86400);
 }
 
 class ObserverSvg {
@@ -403,7 +404,7 @@ class ObserverSvg {
     const double start = time_.secondsAt(time_.first_index);
     const double end = time_.secondsAt(time_.last_index);
     if (observerTimeInRange(start) && observerTimeInRange(end) && end > start) {
-      const double tick = observerTimeTick(end - start);
+      const double tick = observerTimeTick(end - start, time_.step_seconds);
       std::optional<std::chrono::year_month_day> previous_date;
       for (double t = std::ceil(start / tick) * tick; t <= end; t += tick) {
         const double index = (t - time_.origin_seconds) / time_.step_seconds;
@@ -510,8 +511,9 @@ void appendObserverChart(std::string& out, std::string_view chart, std::string_v
   svg.open(chart, title);
   svg.valueGrid(value_title);
   svg.timeAxis();
-  svg.line(actual, chart == "replicas" ? "reactive" : "actual", kObserverActualColour, integral);
+  // The actual line on top, so that where it is above the forecast (an under-forecast) it shows.
   svg.line(forecast, "forecast", kObserverForecastColour, integral);
+  svg.line(actual, chart == "replicas" ? "reactive" : "actual", kObserverActualColour, integral);
   svg.legend(0, kObserverActualColour, actual_label);
   svg.legend(1, kObserverForecastColour, forecast_label);
   svg.close();

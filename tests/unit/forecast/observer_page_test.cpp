@@ -189,6 +189,7 @@ TEST(ObserverPageTest, EscapesRuleLabelsAndWhy) {
   ObserverPageData data = observerTestPage({series});
   data.rule = "a<b>&'c'";
   const std::string html = renderObserverPage(data);
+  observerTestMaybeWrite("escaping", html);
 
   EXPECT_EQ(observerTestMarkupProblem(html), "");
   EXPECT_EQ(html.find("<script"), std::string::npos);
@@ -291,6 +292,7 @@ TEST(ObserverPageTest, NaNPointsLeaveGapsAndNoNumbersFromThem) {
       observerTestPage({observerTestSeries({1, 2, nan, 4, 5}, {2, inf, 3, nan, 6})});
   data.target = 2;
   const std::string html = renderObserverPage(data);
+  observerTestMaybeWrite("gaps", html);
   EXPECT_EQ(observerTestMarkupProblem(html), "");
   EXPECT_EQ(observerTestAttribute(html, "data-series=\"actual\"", "data-points"), "4");
   EXPECT_EQ(observerTestAttribute(html, "data-series=\"forecast\"", "data-points"), "3");
@@ -359,6 +361,16 @@ TEST(ObserverPageTest, TimeTicksInUtcHoursForAShortReplay) {
     EXPECT_NE(html.find(tick), std::string::npos) << tick;
   }
   EXPECT_NE(html.find(">Mar 5</tspan>"), std::string::npos);
+}
+
+TEST(ObserverPageTest, TimeTicksNoFinerThanAStep) {
+  const std::string html =
+      renderObserverPage(observerTestPage({observerTestSeries({1, 2, 3}, {2, 3, 4})}));
+  for (const char* tick : {">00:00<", ">00:01<", ">00:02<"}) {
+    EXPECT_NE(html.find(tick), std::string::npos) << tick;
+  }
+  EXPECT_EQ(html.find(":15<"), std::string::npos);
+  EXPECT_EQ(html.find(":30<"), std::string::npos);
 }
 
 TEST(ObserverPageTest, LeadTimeAndGeneratedAtWhenGiven) {
