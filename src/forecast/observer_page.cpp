@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -104,6 +105,33 @@ std::string observerEscaped(std::string_view text) {
   std::string out;
   appendObserverEscaped(out, text);
   return out;
+}
+
+using ObserverAttributes = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+void appendObserverAttributes(std::string& out, std::string_view name,
+                              ObserverAttributes attributes) {
+  out += '<';
+  out += name;
+  for (const auto& [key, value] : attributes) {
+    out += ' ';
+    out += key;
+    out += "=\"";
+    appendObserverEscaped(out, value);
+    out += '"';
+  }
+}
+
+// <name key="value" ...>, every value escaped: the one way this page writes a start tag.
+void appendObserverOpen(std::string& out, std::string_view name, ObserverAttributes attributes) {
+  appendObserverAttributes(out, name, attributes);
+  out += '>';
+}
+
+// <name key="value" .../> (SVG elements without content), then a newline.
+void appendObserverEmpty(std::string& out, std::string_view name, ObserverAttributes attributes) {
+  appendObserverAttributes(out, name, attributes);
+  out += "/>\n";
 }
 
 // Shortest text that reads back as `value` (for data attributes tests and tools can read).
@@ -364,15 +392,16 @@ class ObserverSvg {
   }
 
   void open(std::string_view chart, std::string_view label) {
-    out_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 ";
-    out_ += observerFixed(frame_.width, 0);
-    out_ += ' ';
-    out_ += observerFixed(frame_.height, 0);
-    out_ += "\" role=\"img\" aria-label=\"";
-    appendObserverEscaped(out_, label);
-    out_ += "\" data-chart=\"";
-    out_ += chart;
-    out_ += "\">\n";
+    const std::string view_box =
+        "0 0 " + observerFixed(frame_.width, 0) + " " + observerFixed(frame_.height, 0);
+    appendObserverOpen(out_, "svg",
+                       {{"xmlns", "http://www.w3.org/2000/svg"},
+                        {"class", "chart"},
+                        {"viewBox", view_box},
+                        {"role", "img"},
+                        {"aria-label", label},
+                        {"data-chart", chart}});
+    out_ += '\n';
   }
 
   void close() { out_ += "</svg>\n"; }
@@ -382,25 +411,37 @@ class ObserverSvg {
     for (int k = 0; k <= static_cast<int>(count) && k <= 20; ++k) {
       const double value = value_.low + k * value_.tick;
       const std::string y_text = observerFixed(y(value), 1);
-      out_ += "<line class=\"grid\" x1=\"" + observerFixed(frame_.left, 1) + "\" x2=\"" +
-              observerFixed(frame_.left + frame_.plotWidth(), 1) + "\" y1=\"" + y_text +
-              "\" y2=\"" + y_text + "\"/>\n";
-      out_ += "<text class=\"tick\" text-anchor=\"end\" x=\"" + observerFixed(frame_.left - 6, 1) +
-              "\" y=\"" + observerFixed(y(value) + 4, 1) + "\">" +
-              observerEscaped(observerCompact(value)) + "</text>\n";
+      appendObserverEmpty(out_, "line",
+                          {{"class", "grid"},
+                           {"x1", observerFixed(frame_.left, 1)},
+                           {"x2", observerFixed(frame_.left + frame_.plotWidth(), 1)},
+                           {"y1", y_text},
+                           {"y2", y_text}});
+      appendObserverOpen(out_, "text",
+                         {{"class", "tick"},
+                          {"text-anchor", "end"},
+                          {"x", observerFixed(frame_.left - 6, 1)},
+                          {"y", observerFixed(y(value) + 4, 1)}});
+      appendObserverEscaped(out_, observerCompact(value));
+      out_ += "</text>\n";
     }
-    out_ += "<text class=\"axis-title\" transform=\"translate(14 " +
-            observerFixed(frame_.top + frame_.plotHeight() / 2, 1) +
-            ") rotate(-90)\" text-anchor=\"middle\">";
+    const std::string transform =
+        "translate(14 " + observerFixed(frame_.top + frame_.plotHeight() / 2, 1) + ") rotate(-90)";
+    appendObserverOpen(
+        out_, "text",
+        {{"class", "axis-title"}, {"transform", transform}, {"text-anchor", "middle"}});
     appendObserverEscaped(out_, axis_title);
     out_ += "</text>\n";
   }
 
   void timeAxis() {
     const double bottom = frame_.top + frame_.plotHeight();
-    out_ += "<line class=\"axis\" x1=\"" + observerFixed(frame_.left, 1) + "\" x2=\"" +
-            observerFixed(frame_.left + frame_.plotWidth(), 1) + "\" y1=\"" +
-            observerFixed(bottom, 1) + "\" y2=\"" + observerFixed(bottom, 1) + "\"/>\n";
+    appendObserverEmpty(out_, "line",
+                        {{"class", "axis"},
+                         {"x1", observerFixed(frame_.left, 1)},
+                         {"x2", observerFixed(frame_.left + frame_.plotWidth(), 1)},
+                         {"y1", observerFixed(bottom, 1)},
+                         {"y2", observerFixed(bottom, 1)}});
     const double start = time_.secondsAt(time_.first_index);
     const double end = time_.secondsAt(time_.last_index);
     if (observerTimeInRange(start) && observerTimeInRange(end) && end > start) {
@@ -410,42 +451,61 @@ class ObserverSvg {
         const double index = (t - time_.origin_seconds) / time_.step_seconds;
         const std::string x_text = observerFixed(x(index), 1);
         const ObserverCalendar calendar = observerCalendar(t);
-        out_ += "<line class=\"grid\" x1=\"" + x_text + "\" x2=\"" + x_text + "\" y1=\"" +
-                observerFixed(frame_.top, 1) + "\" y2=\"" + observerFixed(bottom + 4, 1) + "\"/>\n";
-        out_ += "<text class=\"tick\" text-anchor=\"middle\" x=\"" + x_text + "\" y=\"" +
-                observerFixed(bottom + 17, 1) + "\">";
+        appendObserverEmpty(out_, "line",
+                            {{"class", "grid"},
+                             {"x1", x_text},
+                             {"x2", x_text},
+                             {"y1", observerFixed(frame_.top, 1)},
+                             {"y2", observerFixed(bottom + 4, 1)}});
+        appendObserverOpen(out_, "text",
+                           {{"class", "tick"},
+                            {"text-anchor", "middle"},
+                            {"x", x_text},
+                            {"y", observerFixed(bottom + 17, 1)}});
         if (tick >= 86400) {
           out_ += observerShortDate(calendar.date);
         } else {
           const auto hours = static_cast<unsigned>(calendar.second_of_day / 3600);
           const auto minutes = static_cast<unsigned>(calendar.second_of_day / 60 % 60);
-          out_ += observerTwoDigits(hours) + ":" + observerTwoDigits(minutes);
+          out_ += observerTwoDigits(hours);
+          out_ += ':';
+          out_ += observerTwoDigits(minutes);
           if (tick < 60) {
-            out_ += ":" + observerTwoDigits(static_cast<unsigned>(calendar.second_of_day % 60));
+            out_ += ':';
+            out_ += observerTwoDigits(static_cast<unsigned>(calendar.second_of_day % 60));
           }
           if (previous_date != calendar.date) {
-            out_ += "<tspan class=\"date\" x=\"" + x_text + "\" dy=\"14\">" +
-                    observerShortDate(calendar.date) + "</tspan>";
+            appendObserverOpen(out_, "tspan", {{"class", "date"}, {"x", x_text}, {"dy", "14"}});
+            out_ += observerShortDate(calendar.date);
+            out_ += "</tspan>";
           }
         }
         previous_date = calendar.date;
         out_ += "</text>\n";
       }
     }
-    out_ += "<text class=\"axis-title\" text-anchor=\"end\" x=\"" +
-            observerFixed(frame_.left + frame_.plotWidth(), 1) + "\" y=\"" +
-            observerFixed(frame_.height - 4, 1) + "\">time (UTC)</text>\n";
+    appendObserverOpen(out_, "text",
+                       {{"class", "axis-title"},
+                        {"text-anchor", "end"},
+                        {"x", observerFixed(frame_.left + frame_.plotWidth(), 1)},
+                        {"y", observerFixed(frame_.height - 4, 1)}});
+    out_ += "time (UTC)</text>\n";
   }
 
   // A legend entry in the top margin, entries laid out from the left.
   void legend(int slot, std::string_view colour, std::string_view label) {
     const double x0 = frame_.left + slot * 330.0;
     const double y0 = frame_.top - 16;
-    out_ += "<line x1=\"" + observerFixed(x0, 1) + "\" x2=\"" + observerFixed(x0 + 22, 1) +
-            "\" y1=\"" + observerFixed(y0, 1) + "\" y2=\"" + observerFixed(y0, 1) + "\" stroke=\"" +
-            std::string(colour) + "\" stroke-width=\"3\"/>\n";
-    out_ += "<text class=\"legend\" x=\"" + observerFixed(x0 + 28, 1) + "\" y=\"" +
-            observerFixed(y0 + 4, 1) + "\">";
+    appendObserverEmpty(out_, "line",
+                        {{"x1", observerFixed(x0, 1)},
+                         {"x2", observerFixed(x0 + 22, 1)},
+                         {"y1", observerFixed(y0, 1)},
+                         {"y2", observerFixed(y0, 1)},
+                         {"stroke", colour},
+                         {"stroke-width", "3"}});
+    appendObserverOpen(
+        out_, "text",
+        {{"class", "legend"}, {"x", observerFixed(x0 + 28, 1)}, {"y", observerFixed(y0 + 4, 1)}});
     appendObserverEscaped(out_, label);
     out_ += "</text>\n";
   }
@@ -453,17 +513,13 @@ class ObserverSvg {
   // `step`: a step line (each bucket held from its first to its last step), else a line through
   // each bucket's peak.
   void line(const ObserverLine& line, std::string_view series, std::string_view colour, bool step) {
-    out_ += "<path class=\"line\" data-series=\"";
-    out_ += series;
-    out_ += "\" data-points=\"" + std::to_string(line.drawn) + "\" data-max=\"" +
-            (line.maximum ? observerExactNumber(*line.maximum) : std::string("none")) +
-            "\" stroke=\"" + std::string(colour) + "\" d=\"";
+    std::string path;
     bool pen_down = false;
     std::size_t subpath_points = 0;
     // A lone point between gaps is a zero-length subpath: "h0" and the round line cap draw it
     // as a dot.
     const auto lift_pen = [&] {
-      if (pen_down && subpath_points == 1 && !step) out_ += "h0";
+      if (pen_down && subpath_points == 1 && !step) path += "h0";
       pen_down = false;
       subpath_points = 0;
     };
@@ -474,19 +530,35 @@ class ObserverSvg {
       }
       const std::string y_text = observerFixed(y(bucket->peak), 1);
       if (step) {
-        out_ += pen_down ? "V" + y_text : "M" + observerFixed(x(bucket->first), 1) + " " + y_text;
-        out_ +=
-            "H" + observerFixed(
-                      x(bucket->last + 1 <= time_.last_index ? bucket->last + 1 : bucket->last), 1);
+        if (pen_down) {
+          path += 'V';
+        } else {
+          path += 'M';
+          path += observerFixed(x(bucket->first), 1);
+          path += ' ';
+        }
+        path += y_text;
+        path += 'H';
+        path += observerFixed(
+            x(bucket->last + 1 <= time_.last_index ? bucket->last + 1 : bucket->last), 1);
       } else {
-        out_ += pen_down ? "L" : "M";
-        out_ += observerFixed(x(bucket->peak_index), 1) + " " + y_text;
+        path += pen_down ? 'L' : 'M';
+        path += observerFixed(x(bucket->peak_index), 1);
+        path += ' ';
+        path += y_text;
       }
       pen_down = true;
       ++subpath_points;
     }
     lift_pen();
-    out_ += "\"/>\n";
+    appendObserverEmpty(
+        out_, "path",
+        {{"class", "line"},
+         {"data-series", series},
+         {"data-points", std::to_string(line.drawn)},
+         {"data-max", line.maximum ? observerExactNumber(*line.maximum) : std::string("none")},
+         {"stroke", colour},
+         {"d", path}});
   }
 
  private:
@@ -525,7 +597,7 @@ std::string observerPercent(double fraction) {
 }
 
 void appendObserverRow(std::string& out, std::string_view name, std::string_view value_html) {
-  out += "<tr><th scope=\"row\">";
+  out += R"(<tr><th scope="row">)";
   appendObserverEscaped(out, name);
   out += "</th><td>";
   out += value_html;
@@ -534,7 +606,8 @@ void appendObserverRow(std::string& out, std::string_view name, std::string_view
 
 void appendObserverSeries(std::string& out, const ObserverPageData& data,
                           const ObservedSeries& series, std::optional<double> target) {
-  out += "<section class=\"series\">\n<h2>";
+  out += R"(<section class="series">)";
+  out += "\n<h2>";
   appendObserverEscaped(out, observerLabelText(series.labels));
   out += "</h2>\n";
   const auto& points = series.replay.points;
@@ -575,7 +648,8 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
     }
   }
 
-  out += "<table class=\"figures\">\n";
+  out += R"(<table class="figures">)";
+  out += '\n';
   if (points.empty()) {
     appendObserverRow(out, "Replayed", "no points");
   } else {
@@ -598,25 +672,25 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
     const auto text_of = [](std::optional<double> value) {
       return value ? observerExactNumber(*value) : std::string("n/a");
     };
-    appendObserverRow(out, "Peak replicas",
-                      "reactive <span data-peak-replicas=\"reactive\">" + text_of(peak_reactive) +
-                          "</span>, forecast <span data-peak-replicas=\"forecast\">" +
-                          text_of(peak_forecast_replicas) + "</span>");
+    std::string peaks = R"(reactive <span data-peak-replicas="reactive">)";
+    peaks += text_of(peak_reactive);
+    peaks += R"(</span>, forecast <span data-peak-replicas="forecast">)";
+    peaks += text_of(peak_forecast_replicas);
+    peaks += "</span>";
+    appendObserverRow(out, "Peak replicas", peaks);
   }
   appendObserverRow(out, "Model",
                     series.why.empty() ? std::string("&#8212;") : observerEscaped(series.why));
   out += "</table>\n";
 
   if (points.empty()) {
-    out +=
-        "<p class=\"empty\">No replayed points for this series: too little history, or "
-        "Prometheus had no values for it.</p>\n</section>\n";
+    out += R"(<p class="empty">No replayed points for this series: too little history, or )"
+           "Prometheus had no values for it.</p>\n</section>\n";
     return;
   }
   if (!actual->maximum && !forecast->maximum) {
-    out +=
-        "<p class=\"empty\">Every replayed value of this series is NaN or infinite: nothing "
-        "to draw.</p>\n</section>\n";
+    out += R"(<p class="empty">Every replayed value of this series is NaN or infinite: )"
+           "nothing to draw.</p>\n</section>\n";
     return;
   }
 
@@ -642,10 +716,10 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
   const std::size_t span = last - first;
   const std::size_t width = span / kObserverMaxDrawnPoints + 1;
   if (width > 1) {
-    out += "<p class=\"note\">Drawn at " +
-           observerEscaped(observerDuration(std::chrono::seconds{
-               static_cast<std::int64_t>(static_cast<double>(width) * step_seconds)})) +
-           " resolution: each point is the maximum of its bucket, so peaks are kept.</p>\n";
+    out += R"(<p class="note">Drawn at )";
+    appendObserverEscaped(out, observerDuration(std::chrono::seconds{static_cast<std::int64_t>(
+                                   static_cast<double>(width) * step_seconds)}));
+    out += " resolution: each point is the maximum of its bucket, so peaks are kept.</p>\n";
   }
   out += "</section>\n";
 }
@@ -683,36 +757,43 @@ std::string renderObserverPage(const ObserverPageData& data) {
       data.target && std::isfinite(*data.target) && *data.target > 0 ? data.target : std::nullopt;
   std::string out;
   out.reserve(4096 + data.series.size() * 96 * 1024);
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
+  out += R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>)";
   appendObserverEscaped(out, "Forecast observer: " + data.rule);
   out += "</title>\n<style>\n";
   out += kObserverStyle;
   out += "</style>\n</head>\n<body>\n<h1>Forecast observer: ";
   appendObserverEscaped(out, data.rule);
-  out += "</h1>\n<p class=\"meta\">step <b>" + observerEscaped(observerDuration(data.step)) +
-         "</b> &#183; horizon <b>" + observerEscaped(observerDuration(data.horizon)) + "</b>";
+  out += "</h1>\n";
+  out += R"(<p class="meta">step <b>)";
+  appendObserverEscaped(out, observerDuration(data.step));
+  out += "</b> &#183; horizon <b>";
+  appendObserverEscaped(out, observerDuration(data.horizon));
+  out += "</b>";
   if (target) {
-    out +=
-        " &#183; HPA target <b>" + observerEscaped(observerCompact(*target)) + "</b> per replica";
+    out += " &#183; HPA target <b>";
+    appendObserverEscaped(out, observerCompact(*target));
+    out += "</b> per replica";
   }
-  out += " &#183; " + std::to_string(data.series.size()) + " series";
+  out += " &#183; ";
+  out += std::to_string(data.series.size());
+  out += " series";
   if (data.generated_at) {
-    out += " &#183; generated " +
-           observerEscaped(observerDateTime(observerEpochSeconds(*data.generated_at))) + " UTC";
+    out += " &#183; generated ";
+    appendObserverEscaped(out, observerDateTime(observerEpochSeconds(*data.generated_at)));
+    out += " UTC";
   }
   out += "</p>\n";
-  const std::string horizon = observerEscaped(observerDuration(data.horizon));
-  out +=
-      "<div class=\"howto\">\n<p>Each step was replayed: the model saw only the history up to "
-      "that step, and the <span class=\"forecast\">forecast</span> is what it would have "
-      "served then, the maximum of its forecast over the next " +
-      horizon + ". The <span class=\"actual\">actual</span> line is the demand that came.</p>\n";
-  out +=
-      "<p><span class=\"forecast\">Green</span> above <span class=\"actual\">blue</span>: the "
-      "forecast covered the demand. Blue above green: an under-forecast, where an HPA on the "
-      "forecast would have had too few replicas. Green rising before blue: capacity ahead of "
-      "the peak.</p>\n";
+  out += R"(<div class="howto">
+<p>Each step was replayed: the model saw only the history up to that step, and the <span class="forecast">forecast</span> is what it would have served then, the maximum of its forecast over the next )";
+  appendObserverEscaped(out, observerDuration(data.horizon));
+  out += R"(. The <span class="actual">actual</span> line is the demand that came.</p>
+<p><span class="forecast">Green</span> above <span class="actual">blue</span>: the forecast covered the demand. Blue above green: an under-forecast, where an HPA on the forecast would have had too few replicas. Green rising before blue: capacity ahead of the peak.</p>
+)";
   if (target) {
     out +=
         "<p>Replicas: what the HPA would have asked for at this target; a reactive HPA follows "
@@ -722,9 +803,8 @@ std::string renderObserverPage(const ObserverPageData& data) {
       "<p>Once the forecast covers the peaks you care about with an acceptable margin, switch "
       "the HPA's metric to the forecast metric.</p>\n</div>\n";
   if (data.series.empty()) {
-    out +=
-        "<p class=\"empty\">No series: the rule matched nothing in Prometheus yet, or the "
-        "replay has not run.</p>\n";
+    out += R"(<p class="empty">No series: the rule matched nothing in Prometheus yet, or the )"
+           "replay has not run.</p>\n";
   }
   for (const ObservedSeries& series : data.series) {
     appendObserverSeries(out, data, series, target);

@@ -79,7 +79,7 @@ std::string observerTestMarkupProblem(std::string_view html) {
     const std::size_t name_end = tag.find_first_of(" \n");
     const std::string name(tag.substr(0, name_end));
     if (name.empty() ||
-        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(c) != 0; })) {
+        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
       return "bad tag name <" + std::string(tag) + ">";
     }
     if (name_end != std::string_view::npos) {
