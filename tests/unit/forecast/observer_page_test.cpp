@@ -78,8 +78,9 @@ std::string observerTestMarkupProblem(std::string_view html) {
     if (self_closing) tag.remove_suffix(1);
     const std::size_t name_end = tag.find_first_of(" \n");
     const std::string name(tag.substr(0, name_end));
-    if (name.empty() ||
-        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0;
+        })) {
       return "bad tag name <" + std::string(tag) + ">";
     }
     if (name_end != std::string_view::npos) {
@@ -149,7 +150,7 @@ double observerTestDemand(std::size_t minute) {
 TEST(ObserverPageTest, WellFormedWithHeaderChartsAndTable) {
   std::vector<double> actual;
   std::vector<double> forecast;
-  for (std::size_t i = 0; i < 3 * 1440; ++i) {
+  for (std::size_t i = 0; i < std::size_t{3} * 1440; ++i) {
     actual.push_back(observerTestDemand(i));
     forecast.push_back(observerTestDemand(i + 10) * 1.1);
   }
@@ -323,7 +324,7 @@ TEST(ObserverPageTest, FlatAndSinglePointSeriesScaleWithoutDividingByZero) {
 }
 
 TEST(ObserverPageTest, DownsamplingSevenDaysKeepsThePeakAndStaysSmall) {
-  constexpr std::size_t kSteps = 7 * 1440;
+  constexpr std::size_t kSteps = std::size_t{7} * 1440;
   constexpr std::size_t kPeakAt = 5003;  // not a bucket boundary for any small bucket width
   std::vector<double> actual;
   std::vector<double> forecast;
