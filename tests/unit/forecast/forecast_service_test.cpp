@@ -1,0 +1,207 @@
+#include "metrics_adapter/forecast/forecast_service.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "unit/fake_prometheus.h"
+
+namespace metrics_adapter::forecast {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+constexpr double kPi = 3.14159265358979;
+
+// A daily wave per workload, as Prometheus would evaluate it at any time.
+double demandAt(double t, double phase) {
+  return 50 + 30 * std::sin(2 * kPi * (t / 86400.0 + phase));
+}
+
+double epochSeconds(Clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+// A Prometheus holding two workloads' demand from `first_data` on; `b` ends at `b_ends`.
+struct WaveServer {
+  Clock::time_point first_data;
+  Clock::time_point b_ends = Clock::time_point::max();
+
+  prometheus::RangeResult operator()(const testing::FakePrometheus::RangeCall& call) const {
+    prometheus::RangeResult result;
+    for (const char* workload : {"a", "b"}) {
+      prometheus::RangeSeries series;
+      series.labels = {{"workload", workload}};
+      for (auto t = call.start; t <= call.end; t += call.step) {
+        if (t < first_data || (workload[0] == 'b' && t > b_ends)) continue;
+        series.times.push_back(epochSeconds(t));
+        series.values.push_back(demandAt(epochSeconds(t), workload[0] == 'a' ? 0 : 0.25));
+      }
+      if (!series.times.empty()) result.series.push_back(std::move(series));
+    }
+    return result;
+  }
+};
+
+config::ForecastRule waveRule() {
+  config::ForecastRule rule;
+  rule.name = "demand_forecast";
+  rule.query = "sum by (workload) (demand)";
+  return rule;  // 7 days at 1m, horizon 10m, refresh 1m
+}
+
+// A fixed "now", on no particular grid time.
+const Clock::time_point kNow = Clock::time_point(seconds(1'790'000'017));
+
+class ForecastServiceTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<testing::FakePrometheus> prometheus_ =
+      std::make_shared<testing::FakePrometheus>();
+  ForecastService service_{prometheus_, ForecastServiceOptions{}};
+};
+
+TEST_F(ForecastServiceTest, FirstRefreshReadsTheHistoryInDayChunks) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  service_.refresh({waveRule()}, kNow);
+
+  // 7 days of 1-minute steps, at most a day (1440 steps) per call: 7 calls, in time order.
+  ASSERT_EQ(prometheus_->range_calls.size(), 7u);
+  const Clock::time_point end = gridTimeAtOrBefore(kNow - seconds(15), seconds(60));
+  EXPECT_EQ(prometheus_->range_calls.back().end, end);
+  EXPECT_EQ(prometheus_->range_calls.front().start, end - minutes(7 * 24 * 60 - 1));
+  for (const auto& call : prometheus_->range_calls) {
+    EXPECT_EQ(call.promql, "sum by (workload) (demand)");
+    EXPECT_LE((call.end - call.start) / call.step + 1, 1440);
+  }
+
+  auto forecasts = service_.forecasts("demand_forecast");
+  ASSERT_NE(forecasts, nullptr);
+  EXPECT_EQ(forecasts->computed_at, end);
+  ASSERT_EQ(forecasts->series.size(), 2u);
+  EXPECT_EQ(forecasts->series[0].labels.at("workload"), "a");
+  EXPECT_NEAR(forecasts->series[0].latest, demandAt(epochSeconds(end), 0), 1e-3);
+  const RuleStatus status = service_.status("demand_forecast");
+  EXPECT_TRUE(status.fetched);
+  EXPECT_EQ(status.queries, 7u);
+}
+
+TEST_F(ForecastServiceTest, LaterRefreshesReadOnlyTheNewSteps) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  service_.refresh({waveRule()}, kNow);
+  const Clock::time_point first_end = service_.forecasts("demand_forecast")->computed_at;
+
+  service_.refresh({waveRule()}, kNow + seconds(30));  // not due yet: no call
+  EXPECT_EQ(prometheus_->range_calls.size(), 7u);
+
+  service_.refresh({waveRule()}, kNow + minutes(3));
+  ASSERT_EQ(prometheus_->range_calls.size(), 8u);
+  const auto& call = prometheus_->range_calls.back();
+  // The new steps, and the last two known ones again in case their scrapes were late.
+  EXPECT_EQ(call.start, first_end - minutes(2));
+  EXPECT_EQ(call.end, first_end + minutes(3));
+  EXPECT_EQ(service_.forecasts("demand_forecast")->computed_at, first_end + minutes(3));
+}
+
+// What a replica that refreshed all along serves equals what a replica started now serves.
+TEST_F(ForecastServiceTest, IncrementalRefreshesEqualOneFullFetch) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  for (int minute = 0; minute <= 30; minute += 1) {
+    service_.refresh({waveRule()}, kNow + minutes(minute));
+  }
+  ForecastService fresh(prometheus_, ForecastServiceOptions{});
+  fresh.refresh({waveRule()}, kNow + minutes(30));
+
+  auto incremental = service_.forecasts("demand_forecast");
+  auto full = fresh.forecasts("demand_forecast");
+  ASSERT_EQ(incremental->computed_at, full->computed_at);
+  ASSERT_EQ(incremental->series.size(), full->series.size());
+  for (std::size_t i = 0; i < full->series.size(); ++i) {
+    EXPECT_EQ(incremental->series[i].labels, full->series[i].labels);
+    EXPECT_EQ(incremental->series[i].forecast.values, full->series[i].forecast.values);
+    EXPECT_EQ(incremental->series[i].forecast.maximum, full->series[i].forecast.maximum);
+  }
+  const auto history = service_.history("demand_forecast");
+  ASSERT_TRUE(history.has_value());
+  EXPECT_EQ(history->history.length, 7u * 24 * 60);
+  for (const GridSeries& series : history->history.series) {
+    EXPECT_EQ(series.values.size(), history->history.length);
+  }
+}
+
+TEST_F(ForecastServiceTest, AnEndedSeriesIsNoLongerServed) {
+  prometheus_->range_answer =
+      WaveServer{.first_data = kNow - hours(24 * 8), .b_ends = kNow - minutes(20)};
+  service_.refresh({waveRule()}, kNow);
+  auto forecasts = service_.forecasts("demand_forecast");
+  ASSERT_EQ(forecasts->series.size(), 1u);
+  EXPECT_EQ(forecasts->series[0].labels.at("workload"), "a");
+}
+
+TEST_F(ForecastServiceTest, FailuresKeepTheLastForecastAndAreRetried) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  service_.refresh({waveRule()}, kNow);
+  const auto before = service_.forecasts("demand_forecast");
+
+  prometheus_->range_answer =
+      [](const testing::FakePrometheus::RangeCall&) -> prometheus::RangeResult {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                      "connection refused");
+  };
+  service_.refresh({waveRule()}, kNow + minutes(2));
+  RuleStatus status = service_.status("demand_forecast");
+  EXPECT_EQ(status.last_error, "connection refused");
+  EXPECT_EQ(status.last_success, kNow);
+  EXPECT_EQ(service_.forecasts("demand_forecast"), before);
+
+  // Retried 10 s later, not a whole refresh interval.
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  service_.refresh({waveRule()}, kNow + minutes(2) + seconds(10));
+  status = service_.status("demand_forecast");
+  EXPECT_TRUE(status.last_error.empty());
+  EXPECT_NE(service_.forecasts("demand_forecast"), before);
+}
+
+TEST_F(ForecastServiceTest, FirstFetchFailureLeavesNothingToServe) {
+  prometheus_->range_answer =
+      [](const testing::FakePrometheus::RangeCall&) -> prometheus::RangeResult {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kTimeout, 0, "timeout");
+  };
+  service_.refresh({waveRule()}, kNow);
+  const RuleStatus status = service_.status("demand_forecast");
+  EXPECT_TRUE(status.known);
+  EXPECT_FALSE(status.fetched);
+  EXPECT_EQ(status.last_error, "timeout");
+  EXPECT_EQ(service_.forecasts("demand_forecast"), nullptr);
+  EXPECT_FALSE(service_.history("demand_forecast").has_value());
+}
+
+TEST_F(ForecastServiceTest, AChangedRuleStartsOverAndARemovedOneIsGone) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  service_.refresh({waveRule()}, kNow);
+  ASSERT_EQ(prometheus_->range_calls.size(), 7u);
+
+  config::ForecastRule changed = waveRule();
+  changed.horizon = minutes(20);
+  service_.refresh({changed}, kNow + seconds(5));  // not due for the old rule, but a new one
+  EXPECT_EQ(prometheus_->range_calls.size(), 14u);
+
+  service_.refresh({}, kNow + minutes(5));
+  EXPECT_FALSE(service_.status("demand_forecast").known);
+  EXPECT_EQ(service_.forecasts("demand_forecast"), nullptr);
+}
+
+TEST(GridTimeTest, IsAMultipleOfTheStepAtOrBeforeNow) {
+  const Clock::time_point now = Clock::time_point(seconds(1'000'000'059));
+  EXPECT_EQ(gridTimeAtOrBefore(now, seconds(60)), Clock::time_point(seconds(1'000'000'020)));
+  EXPECT_EQ(gridTimeAtOrBefore(now, seconds(1)), now);
+  EXPECT_EQ(gridTimeAtOrBefore(Clock::time_point(seconds(120)), seconds(60)),
+            Clock::time_point(seconds(120)));
+}
+
+}  // namespace
+}  // namespace metrics_adapter::forecast
