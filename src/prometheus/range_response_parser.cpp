@@ -128,7 +128,7 @@ class RangeAnswerDecoder {
     if (!has_result_) unexpected("no result");
     if (*result_type_ != "matrix") {
       unexpected("resultType \"" + sanitizeLine(*result_type_, 64) +
-                 "\" where a range query answers \"matrix\"");
+                 R"(" where a range query answers "matrix")");
     }
 
     RangeResult out;

@@ -156,7 +156,8 @@ TEST(FetchGridHistoryTest, ASeriesOnlyInALaterChunkHasNaNBeforeIt) {
   EXPECT_EQ(history.series[0].labels, early);
   EXPECT_EQ(history.series[1].labels, late);
   for (std::size_t i = 0; i < 7; ++i) {
-    const auto expected = static_cast<float>(generated(secondsOf(kT0) + 60.0 * i));
+    const auto expected =
+        static_cast<float>(generated(secondsOf(kT0) + 60.0 * static_cast<double>(i)));
     EXPECT_EQ(history.series[0].values[i], expected) << i;
     if (i < 3) {
       EXPECT_TRUE(std::isnan(history.series[1].values[i])) << i;
