@@ -204,6 +204,13 @@ class RecordingPrometheus : public prometheus::PrometheusApi {
     return inner_->query(promql, at, timeout);
   }
 
+  prometheus::RangeResult queryRange(const std::string& promql, prometheus::Clock::time_point start,
+                                     prometheus::Clock::time_point end,
+                                     std::chrono::milliseconds step,
+                                     std::chrono::milliseconds timeout) override {
+    return inner_->queryRange(promql, start, end, step, timeout);
+  }
+
   void series(const std::string& selector, prometheus::Clock::time_point start,
               std::chrono::milliseconds timeout,
               const prometheus::SeriesVisitor& visitor) override {
@@ -304,6 +311,15 @@ SeriesFilePrometheus::SeriesFilePrometheus(std::vector<SeriesLine> lines)
 prometheus::QueryResult SeriesFilePrometheus::query(const std::string&,
                                                     prometheus::Clock::time_point,
                                                     std::chrono::milliseconds) {
+  throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                    "a series file has no samples");
+}
+
+prometheus::RangeResult SeriesFilePrometheus::queryRange(const std::string&,
+                                                         prometheus::Clock::time_point,
+                                                         prometheus::Clock::time_point,
+                                                         std::chrono::milliseconds,
+                                                         std::chrono::milliseconds) {
   throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
                                     "a series file has no samples");
 }

@@ -52,14 +52,18 @@ bool selectorMatches(const SeriesSelector& selector, const SeriesLine& series);
 
 // Stands in for Prometheus with the series of a series file, so the server's relist runs on
 // them: series() answers the lines a seriesQuery selects (selectorMatches). A seriesQuery that
-// is not a single selector selects every line and is listed in unselectable(). query() fails
-// (kUnreachable): a file has no samples. Thread-safe.
+// is not a single selector selects every line and is listed in unselectable(). query() and
+// queryRange() fail (kUnreachable): a file has no samples. Thread-safe.
 class SeriesFilePrometheus : public prometheus::PrometheusApi {
  public:
   explicit SeriesFilePrometheus(std::vector<SeriesLine> lines);
 
   prometheus::QueryResult query(const std::string& promql, prometheus::Clock::time_point at,
                                 std::chrono::milliseconds timeout) override;
+  prometheus::RangeResult queryRange(const std::string& promql, prometheus::Clock::time_point start,
+                                     prometheus::Clock::time_point end,
+                                     std::chrono::milliseconds step,
+                                     std::chrono::milliseconds timeout) override;
   void series(const std::string& selector, prometheus::Clock::time_point start,
               std::chrono::milliseconds timeout, const prometheus::SeriesVisitor& visitor) override;
 

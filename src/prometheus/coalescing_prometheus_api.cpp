@@ -153,6 +153,13 @@ CoalescingPrometheusApi::Stats CoalescingPrometheusApi::stats() const {
   return stats_;
 }
 
+RangeResult CoalescingPrometheusApi::queryRange(const std::string& promql, Clock::time_point start,
+                                                Clock::time_point end,
+                                                std::chrono::milliseconds step,
+                                                std::chrono::milliseconds timeout) {
+  return inner_->queryRange(promql, start, end, step, timeout);
+}
+
 void CoalescingPrometheusApi::series(const std::string& selector, Clock::time_point start,
                                      std::chrono::milliseconds timeout,
                                      const SeriesVisitor& visitor) {

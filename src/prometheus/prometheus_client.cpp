@@ -354,6 +354,39 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
   });
 }
 
+RangeResult PrometheusClient::queryRange(const std::string& promql, Clock::time_point start,
+                                         Clock::time_point end, std::chrono::milliseconds step,
+                                         std::chrono::milliseconds timeout) {
+  const auto effective = impl_->effectiveTimeout(timeout);
+  const Params params{{"query", promql},
+                      {"start", formatPrometheusTime(start)},
+                      {"end", formatPrometheusTime(end)},
+                      {"step", formatPrometheusSeconds(step)},
+                      {"timeout", formatPrometheusDuration(effective)}};
+  return impl_->run("/api/v1/query_range", params, effective, [&](HttpCall& call) {
+    if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
+    const std::string body = readBody(call, impl_->options.max_response_bytes, true);
+    RangeResult result;
+    try {
+      result = parseRangeResponse(body);
+    } catch (const PrometheusError& e) {
+      throw withStatus(e, call.status());
+    }
+    if (!result.warnings.empty()) {
+      spdlog::warn("Prometheus warned about range query {}: {}", sanitizeLine(promql, 200),
+                   sanitizeLine(result.warnings.front(), 500));
+    }
+    if (result.bad_samples > 0) {
+      spdlog::warn(
+          "Prometheus answered range query {} with {} point(s) timed before 1970 or after 9999; "
+          "they are left out",
+          sanitizeLine(promql, 200), result.bad_samples);
+      impl_->self_metrics->countBadSamples(result.bad_samples);
+    }
+    return result;
+  });
+}
+
 void PrometheusClient::series(const std::string& selector, Clock::time_point start,
                               std::chrono::milliseconds timeout, const SeriesVisitor& visitor) {
   const auto effective = impl_->effectiveTimeout(timeout);

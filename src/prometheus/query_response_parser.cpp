@@ -8,14 +8,12 @@
 
 #include "metrics_adapter/prometheus/prometheus_client.h"
 #include "prometheus/response_parsing.h"
+#include "prometheus/sample_pair.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
 
 using Json = nlohmann::json;
-
-// What a JSON value is, as far as the shape of a query answer cares.
-enum class Token { kNull, kNumber, kString, kOther, kObject, kArray };
 
 // Which container the decoder is inside.
 enum class Scope {
@@ -44,57 +42,6 @@ enum class Member {
   kHistogram,
 };
 
-std::string unexpectedText(const std::string& why) {
-  return "unexpected Prometheus answer: " + why;
-}
-
-// [<unix seconds>, "<value>"], the shape of vector and scalar samples, read one value at a time.
-class SamplePair {
- public:
-  void reset(bool is_array) {
-    shape_ok_ = is_array;
-    count_ = 0;
-    text_.clear();
-  }
-
-  void add(Token token, double number, const std::string* text) {
-    if (count_ == 0) {
-      shape_ok_ = shape_ok_ && token == Token::kNumber;
-      time_ = number;
-    } else if (count_ == 1) {
-      shape_ok_ = shape_ok_ && token == Token::kString;
-      if (text != nullptr) text_ = *text;
-    } else {
-      shape_ok_ = false;
-    }
-    ++count_;
-  }
-
-  // Sets the sample's time and value; the reason when the pair is not a sample.
-  std::optional<std::string> read(Sample& sample) const {
-    if (!shape_ok_ || count_ != 2) {
-      return unexpectedText("a sample is not [<time>, \"<value>\"]");
-    }
-    const auto value = parseSampleValue(text_);
-    if (!value) {
-      return unexpectedText("sample value \"" + sanitizeLine(text_, 64) + "\" is not a number");
-    }
-    sample.timestamp = time_;
-    sample.value = *value;
-    return std::nullopt;
-  }
-
-  // Whether the pair's time can be served (see isServableSampleTime); a pair that read() took
-  // but whose time is not is a bad sample, left out.
-  bool servableTime() const { return isServableSampleTime(time_); }
-
- private:
-  bool shape_ok_ = false;
-  std::size_t count_ = 0;
-  double time_ = 0;
-  std::string text_;
-};
-
 // nlohmann SAX events to a QueryResult, without building a document. The checks and their
 // order are those of reading a whole document: a JSON syntax error or too deep a nesting is
 // reported first, then "status" (an error answer wins over a malformed "data"), then "data".
@@ -110,8 +57,8 @@ class QueryAnswerDecoder {
   using string_t = Json::string_t;
   using binary_t = Json::binary_t;
 
-  bool null() { return value(Token::kNull); }
-  bool boolean(bool) { return value(Token::kOther); }
+  bool null() { return value(JsonToken::kNull); }
+  bool boolean(bool) { return value(JsonToken::kOther); }
   bool number_integer(number_integer_t number) { return numberValue(static_cast<double>(number)); }
   bool number_unsigned(number_unsigned_t number) {
     return numberValue(static_cast<double>(number));
@@ -119,14 +66,14 @@ class QueryAnswerDecoder {
   bool number_float(number_float_t number, const string_t&) { return numberValue(number); }
   bool string(string_t& text) {
     text_ = &text;
-    const bool ok = value(Token::kString);
+    const bool ok = value(JsonToken::kString);
     text_ = nullptr;
     return ok;
   }
-  bool binary(binary_t&) { return value(Token::kOther); }
+  bool binary(binary_t&) { return value(JsonToken::kOther); }
 
-  bool start_object(std::size_t) { return open(Token::kObject); }
-  bool start_array(std::size_t) { return open(Token::kArray); }
+  bool start_object(std::size_t) { return open(JsonToken::kObject); }
+  bool start_array(std::size_t) { return open(JsonToken::kArray); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
 
@@ -186,8 +133,8 @@ class QueryAnswerDecoder {
     out.warnings = std::move(warnings_);
     if (*result_type_ == "vector") {
       out.type = QueryResult::Type::kVector;
-      if (result_token_ != Token::kNull) {
-        if (result_token_ != Token::kArray) unexpected("vector result is not a list");
+      if (result_token_ != JsonToken::kNull) {
+        if (result_token_ != JsonToken::kArray) unexpected("vector result is not a list");
         if (vector_error_) throw badResponse(*vector_error_);
         out.samples = std::move(samples_);
         out.bad_samples = bad_samples_;
@@ -195,7 +142,7 @@ class QueryAnswerDecoder {
     } else if (*result_type_ == "scalar") {
       out.type = QueryResult::Type::kScalar;
       Sample sample;
-      if (auto error = scalar_pair_.read(sample)) throw badResponse(*error);
+      if (auto error = scalar_pair_.read(sample.timestamp, sample.value)) throw badResponse(*error);
       if (scalar_pair_.servableTime()) {
         out.samples.push_back(std::move(sample));
       } else {
@@ -217,7 +164,7 @@ class QueryAnswerDecoder {
   }
 
   [[noreturn]] static void unexpected(const std::string& why) {
-    throw badResponse(unexpectedText(why));
+    throw badResponse(unexpectedAnswerText(why));
   }
 
   // JSON nested deeper than any Prometheus answer stops the parser, so that a hostile answer
@@ -231,16 +178,16 @@ class QueryAnswerDecoder {
 
   bool numberValue(double number) {
     number_ = number;
-    return value(Token::kNumber);
+    return value(JsonToken::kNumber);
   }
 
-  bool value(Token token) {
+  bool value(JsonToken token) {
     if (!withinDepth()) return false;
     take(token);
     return true;
   }
 
-  bool open(Token token) {
+  bool open(JsonToken token) {
     if (!withinDepth()) return false;
     scopes_.push_back(take(token));
     return true;
@@ -254,9 +201,9 @@ class QueryAnswerDecoder {
   }
 
   // Takes in the next value of the current container; the scope to enter when it is one.
-  Scope take(Token token) {
+  Scope take(JsonToken token) {
     if (scopes_.empty()) {
-      top_is_object_ = token == Token::kObject;
+      top_is_object_ = token == JsonToken::kObject;
       return top_is_object_ ? Scope::kTop : Scope::kSkipped;
     }
     switch (scopes_.back()) {
@@ -266,27 +213,27 @@ class QueryAnswerDecoder {
         return takeDataMember(token);
       case Scope::kResult:
         scalar_pair_.add(token, number_, text_);
-        if (token == Token::kObject) {
+        if (token == JsonToken::kObject) {
           startElement();
           return Scope::kElement;
         }
-        noteVectorError(unexpectedText("vector element is not an object"));
+        noteVectorError(unexpectedAnswerText("vector element is not an object"));
         return Scope::kSkipped;
       case Scope::kElement:
         return takeElementMember(token);
       case Scope::kMetric:
-        if (token == Token::kString) {
+        if (token == JsonToken::kString) {
           sample_.labels.insert_or_assign(sample_.labels.end(), label_name_, *text_);
         } else if (!metric_error_) {
-          metric_error_ =
-              unexpectedText("label \"" + sanitizeLine(label_name_, 64) + "\" is not a string");
+          metric_error_ = unexpectedAnswerText("label \"" + sanitizeLine(label_name_, 64) +
+                                               "\" is not a string");
         }
         return Scope::kSkipped;
       case Scope::kPair:
         value_pair_.add(token, number_, text_);
         return Scope::kSkipped;
       case Scope::kWarnings:
-        if (token == Token::kString) warnings_.push_back(*text_);
+        if (token == JsonToken::kString) warnings_.push_back(*text_);
         return Scope::kSkipped;
       case Scope::kSkipped:
         return Scope::kSkipped;
@@ -294,12 +241,12 @@ class QueryAnswerDecoder {
     return Scope::kSkipped;
   }
 
-  std::optional<std::string> textOf(Token token) const {
-    if (token == Token::kString) return *text_;
+  std::optional<std::string> textOf(JsonToken token) const {
+    if (token == JsonToken::kString) return *text_;
     return std::nullopt;
   }
 
-  Scope takeTopMember(Token token) {
+  Scope takeTopMember(JsonToken token) {
     switch (member_) {
       case Member::kStatus:
         status_ = textOf(token);
@@ -312,10 +259,10 @@ class QueryAnswerDecoder {
         break;
       case Member::kWarnings:
         warnings_.clear();
-        if (token == Token::kArray) return Scope::kWarnings;
+        if (token == JsonToken::kArray) return Scope::kWarnings;
         break;
       case Member::kData:
-        data_is_object_ = token == Token::kObject;
+        data_is_object_ = token == JsonToken::kObject;
         result_type_.reset();
         has_result_ = false;
         if (data_is_object_) return Scope::kData;
@@ -326,7 +273,7 @@ class QueryAnswerDecoder {
     return Scope::kSkipped;
   }
 
-  Scope takeDataMember(Token token) {
+  Scope takeDataMember(JsonToken token) {
     if (member_ == Member::kResultType) {
       result_type_ = textOf(token);
     } else if (member_ == Member::kResult) {
@@ -335,25 +282,25 @@ class QueryAnswerDecoder {
       samples_.clear();
       bad_samples_ = 0;
       vector_error_.reset();
-      scalar_pair_.reset(token == Token::kArray);
-      if (token == Token::kArray) return Scope::kResult;
+      scalar_pair_.reset(token == JsonToken::kArray);
+      if (token == JsonToken::kArray) return Scope::kResult;
     }
     return Scope::kSkipped;
   }
 
-  Scope takeElementMember(Token token) {
+  Scope takeElementMember(JsonToken token) {
     switch (member_) {
       case Member::kMetric:
         sample_.labels.clear();
         metric_error_.reset();
-        if (token == Token::kObject) return Scope::kMetric;
-        if (token != Token::kNull)
-          metric_error_ = unexpectedText("sample labels are not an object");
+        if (token == JsonToken::kObject) return Scope::kMetric;
+        if (token != JsonToken::kNull)
+          metric_error_ = unexpectedAnswerText("sample labels are not an object");
         break;
       case Member::kValue:
         has_value_ = true;
-        value_pair_.reset(token == Token::kArray);
-        if (token == Token::kArray) return Scope::kPair;
+        value_pair_.reset(token == JsonToken::kArray);
+        if (token == JsonToken::kArray) return Scope::kPair;
         break;
       case Member::kHistogram:
         has_histogram_ = true;
@@ -375,11 +322,12 @@ class QueryAnswerDecoder {
     if (!has_value_) {
       // Native-histogram samples carry "histogram" instead of "value"; they have no single
       // number to offer, so they are left out rather than failing the whole answer.
-      if (!has_histogram_) noteVectorError(unexpectedText("vector element has no value"));
+      if (!has_histogram_) noteVectorError(unexpectedAnswerText("vector element has no value"));
       return;
     }
     if (metric_error_) return noteVectorError(*metric_error_);
-    if (auto error = value_pair_.read(sample_)) return noteVectorError(*error);
+    if (auto error = value_pair_.read(sample_.timestamp, sample_.value))
+      return noteVectorError(*error);
     if (!value_pair_.servableTime()) {
       ++bad_samples_;
       return;
@@ -406,7 +354,7 @@ class QueryAnswerDecoder {
   bool data_is_object_ = false;
   std::optional<std::string> result_type_;
   bool has_result_ = false;
-  Token result_token_ = Token::kNull;
+  JsonToken result_token_ = JsonToken::kNull;
 
   std::vector<Sample> samples_;
   std::size_t bad_samples_ = 0;  // elements left out for their time

@@ -65,7 +65,12 @@ std::string encodeParams(const Params& params) {
 }
 
 std::string formatPrometheusTime(Clock::time_point at) {
-  const auto millis = std::chrono::floor<std::chrono::milliseconds>(at.time_since_epoch()).count();
+  return formatPrometheusSeconds(
+      std::chrono::floor<std::chrono::milliseconds>(at.time_since_epoch()));
+}
+
+std::string formatPrometheusSeconds(std::chrono::milliseconds duration) {
+  const auto millis = duration.count();
   // Format the magnitude and prepend the sign: "-0.500" must not become "-1.500".
   const bool negative = millis < 0;
   const auto magnitude =

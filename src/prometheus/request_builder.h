@@ -44,6 +44,10 @@ std::string encodeParams(const Params& params);
 // its time parameters; sub-millisecond parts are truncated towards the past.
 std::string formatPrometheusTime(Clock::time_point at);
 
+// A duration as seconds with exactly three decimals ("60.000", "0.250"), the form of
+// formatPrometheusTime; query_range's step.
+std::string formatPrometheusSeconds(std::chrono::milliseconds duration);
+
 // A Prometheus duration for a timeout: "5s" for whole seconds, else "1500ms".
 std::string formatPrometheusDuration(std::chrono::milliseconds duration);
 

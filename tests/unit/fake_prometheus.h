@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -10,8 +11,8 @@
 
 namespace metrics_adapter::testing {
 
-// A PrometheusApi that serves series from a table and answers queries with a function,
-// recording every call.
+// A PrometheusApi that serves series from a table and answers queries and range queries with
+// functions, recording every call.
 class FakePrometheus : public prometheus::PrometheusApi {
  public:
   struct Series {
@@ -19,10 +20,22 @@ class FakePrometheus : public prometheus::PrometheusApi {
     std::vector<std::string> label_names;
   };
 
+  // One queryRange call as it was made.
+  struct RangeCall {
+    std::string promql;
+    prometheus::Clock::time_point start;
+    prometheus::Clock::time_point end;
+    std::chrono::milliseconds step;
+  };
+
   std::map<std::string, std::vector<Series>> series_by_selector;
   std::map<std::string, std::string> failing_selectors;  // selector -> error message
   std::function<prometheus::QueryResult(const std::string&)> answer = [](const std::string&) {
     return prometheus::QueryResult{};
+  };
+  // Answers queryRange; an exception it throws reaches the caller.
+  std::function<prometheus::RangeResult(const RangeCall&)> range_answer = [](const RangeCall&) {
+    return prometheus::RangeResult{};
   };
 
   prometheus::QueryResult query(const std::string& promql, prometheus::Clock::time_point,
@@ -32,6 +45,18 @@ class FakePrometheus : public prometheus::PrometheusApi {
       queries.push_back(promql);
     }
     return answer(promql);
+  }
+
+  prometheus::RangeResult queryRange(const std::string& promql, prometheus::Clock::time_point start,
+                                     prometheus::Clock::time_point end,
+                                     std::chrono::milliseconds step,
+                                     std::chrono::milliseconds) override {
+    RangeCall call{promql, start, end, step};
+    {
+      std::lock_guard lock(mutex_);
+      range_calls.push_back(call);
+    }
+    return range_answer(call);
   }
 
   void series(const std::string& selector, prometheus::Clock::time_point, std::chrono::milliseconds,
@@ -53,6 +78,7 @@ class FakePrometheus : public prometheus::PrometheusApi {
 
   std::vector<std::string> queries;
   std::vector<std::string> series_calls;
+  std::vector<RangeCall> range_calls;
 
  private:
   std::mutex mutex_;

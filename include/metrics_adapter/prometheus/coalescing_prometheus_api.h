@@ -29,7 +29,8 @@ struct CoalescingOptions {
 //   T + cache_ttl (millisecond resolution); failures are never remembered.
 // So Prometheus sees at most one successful query per distinct (PromQL, evaluation time); after
 // a failure the next caller tries again. Each caller
-// still waits no longer than its own timeout. series() passes straight through. Thread-safe.
+// still waits no longer than its own timeout. queryRange() and series() pass straight through.
+// Thread-safe.
 class CoalescingPrometheusApi : public PrometheusApi {
  public:
   CoalescingPrometheusApi(std::shared_ptr<PrometheusApi> inner, CoalescingOptions options);
@@ -37,6 +38,11 @@ class CoalescingPrometheusApi : public PrometheusApi {
 
   QueryResult query(const std::string& promql, Clock::time_point at,
                     std::chrono::milliseconds timeout) override;
+  // Passes straight through: range queries (forecast history) are rare, long and seldom
+  // identical, so sharing them would only hold answers of megabytes in memory.
+  RangeResult queryRange(const std::string& promql, Clock::time_point start, Clock::time_point end,
+                         std::chrono::milliseconds step,
+                         std::chrono::milliseconds timeout) override;
   void series(const std::string& selector, Clock::time_point start,
               std::chrono::milliseconds timeout, const SeriesVisitor& visitor) override;
 

@@ -50,6 +50,8 @@ struct RangeSeries {
 struct RangeResult {
   std::vector<RangeSeries> series;  // in Prometheus's order
   std::vector<std::string> warnings;
+  // Points left out of `series` because their time is not isServableSampleTime().
+  std::size_t bad_samples = 0;
 };
 
 // Called once per series of a /api/v1/series answer, while the answer is being parsed.
@@ -99,11 +101,7 @@ class PrometheusApi {
   // than 11,000 points per series; callers chunk longer ranges. Throws PrometheusError.
   virtual RangeResult queryRange(const std::string& promql, Clock::time_point start,
                                  Clock::time_point end, std::chrono::milliseconds step,
-                                 std::chrono::milliseconds timeout) {
-    // Replaced by each implementation (work in progress on issue 15).
-    (void)promql, (void)start, (void)end, (void)step, (void)timeout;
-    throw PrometheusError(PrometheusError::Kind::kBadResponse, 0, "query_range not implemented");
-  }
+                                 std::chrono::milliseconds timeout) = 0;
 
   // /api/v1/series with match[]=selector and start; streams each series to `visitor`
   // without holding the whole answer. Throws PrometheusError.

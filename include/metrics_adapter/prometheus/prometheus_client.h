@@ -26,8 +26,9 @@ struct PrometheusClientOptions {
   std::string client_key_file;   // --prometheus-client-tls-key-file
   std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
   std::size_t post_threshold_bytes = 2048;          // GET queries longer than this go by POST
-  // --prometheus-max-response-bytes: larger /api/v1/query answers fail as kBadResponse (answers
-  // are held and parsed whole; /api/v1/series answers are streamed and not bounded by this).
+  // --prometheus-max-response-bytes: larger /api/v1/query and /api/v1/query_range answers fail
+  // as kBadResponse (answers are held and parsed whole; /api/v1/series answers are streamed and
+  // not bounded by this).
   std::size_t max_response_bytes = std::size_t{16} << 20;
   // How often at most the token file's mtime/size/inode is compared to decide on a re-read.
   std::chrono::milliseconds token_recheck_interval{5000};
@@ -42,8 +43,8 @@ struct PrometheusClientOptions {
 // cpprestsdk's own thread pool. Redirects are not followed (a 3xx fails as kHttpStatus).
 // A PrometheusError's what() never names the URL, host, port, URL query, header values or
 // bearer token, even when Prometheus or a proxy quotes them ("[redacted]"); its detail() does.
-// Query samples whose time cannot be served are left out (QueryResult::bad_samples), logged once
-// per answer and counted in `self_metrics`.
+// Query samples and range points whose time cannot be served are left out (bad_samples), logged
+// once per answer and counted in `self_metrics`.
 class PrometheusClient : public PrometheusApi {
  public:
   // `self_metrics` records every call; null records into a private instance.
@@ -53,6 +54,10 @@ class PrometheusClient : public PrometheusApi {
 
   QueryResult query(const std::string& promql, Clock::time_point at,
                     std::chrono::milliseconds timeout) override;
+  // Answers are held and parsed whole, bounded by max_response_bytes like query()'s.
+  RangeResult queryRange(const std::string& promql, Clock::time_point start, Clock::time_point end,
+                         std::chrono::milliseconds step,
+                         std::chrono::milliseconds timeout) override;
   void series(const std::string& selector, Clock::time_point start,
               std::chrono::milliseconds timeout, const SeriesVisitor& visitor) override;
 
@@ -68,5 +73,12 @@ class PrometheusClient : public PrometheusApi {
 // Parses a /api/v1/query JSON answer (pure; used by the client and by tests).
 // Throws PrometheusError(kApiError) for status "error", kBadResponse for malformed JSON.
 QueryResult parseQueryResponse(std::string_view body);
+
+// Parses a /api/v1/query_range JSON answer (pure; used by the client and by tests) without
+// building a document. Values keep "NaN" and "±Inf"; native-histogram points are left out, and so
+// is a series that has nothing else; points whose time is not isServableSampleTime() are left out
+// and counted in bad_samples. Throws PrometheusError(kApiError) for status "error",
+// kBadResponse for malformed JSON or any resultType but "matrix".
+RangeResult parseRangeResponse(std::string_view body);
 
 }  // namespace metrics_adapter::prometheus

@@ -27,8 +27,8 @@ class SelfMetrics {
   void requestStarted();   // in-flight gauge +1
   void requestFinished();  // in-flight gauge -1
 
-  // One Prometheus API call: endpoint "query" or "series"; outcome "success", "timeout",
-  // "unreachable", "http_error", "api_error" or "bad_response".
+  // One Prometheus API call: endpoint "query", "query_range" or "series"; outcome "success",
+  // "timeout", "unreachable", "http_error", "api_error" or "bad_response".
   void observePrometheusCall(std::string_view endpoint, std::string_view outcome,
                              std::chrono::duration<double> latency);
 

@@ -199,6 +199,11 @@ class FailingPrometheus : public prometheus::PrometheusApi {
                                 std::chrono::milliseconds) override {
     throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
   }
+  prometheus::RangeResult queryRange(const std::string&, prometheus::Clock::time_point,
+                                     prometheus::Clock::time_point, std::chrono::milliseconds,
+                                     std::chrono::milliseconds) override {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  }
   void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds,
               const prometheus::SeriesVisitor&) override {
     throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");

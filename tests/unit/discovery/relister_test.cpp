@@ -130,6 +130,11 @@ class HangingOncePrometheus : public prometheus::PrometheusApi {
                                 std::chrono::milliseconds) override {
     return {};
   }
+  prometheus::RangeResult queryRange(const std::string&, prometheus::Clock::time_point,
+                                     prometheus::Clock::time_point, std::chrono::milliseconds,
+                                     std::chrono::milliseconds) override {
+    return {};
+  }
   void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds timeout,
               const prometheus::SeriesVisitor& visitor) override {
     std::unique_lock lock(mutex_);

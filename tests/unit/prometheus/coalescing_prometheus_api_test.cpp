@@ -36,6 +36,16 @@ class CountingPrometheus : public PrometheusApi {
     return result;
   }
 
+  RangeResult queryRange(const std::string& promql, Clock::time_point, Clock::time_point,
+                         milliseconds, milliseconds) override {
+    std::lock_guard lock(mutex_);
+    ++range_calls_;
+    RangeResult result;
+    result.series.push_back(
+        RangeSeries{{{"promql", promql}}, {1}, {static_cast<double>(range_calls_)}});
+    return result;
+  }
+
   void series(const std::string& selector, Clock::time_point, milliseconds,
               const SeriesVisitor& visitor) override {
     visitor(selector, {"pod"});
@@ -50,6 +60,10 @@ class CountingPrometheus : public PrometheusApi {
   void waitForCalls(int count) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return total_ >= count; });
+  }
+  int rangeCalls() {
+    std::lock_guard lock(mutex_);
+    return range_calls_;
   }
   int total() {
     std::lock_guard lock(mutex_);
@@ -72,6 +86,7 @@ class CountingPrometheus : public PrometheusApi {
   bool open_ = true;
   std::optional<Kind> fail_with_;
   int total_ = 0;
+  int range_calls_ = 0;
   std::map<std::pair<std::string, long long>, int> calls_;
 };
 
@@ -236,6 +251,21 @@ TEST_F(CoalescingPrometheusApiTest, SeriesPassesThrough) {
                seen.emplace_back(name);
              });
   EXPECT_EQ(seen, std::vector<std::string>{"{job=\"gpu\"}"});
+}
+
+// Range queries are neither shared nor remembered, even with a TTL: every call reaches Prometheus.
+TEST_F(CoalescingPrometheusApiTest, RangeQueriesPassThrough) {
+  CoalescingPrometheusApi api(fake_, {.cache_ttl = milliseconds(60000)});
+  const RangeResult first =
+      api.queryRange("up", kT0, kT0 + milliseconds(60000), milliseconds(15000), milliseconds(0));
+  const RangeResult second =
+      api.queryRange("up", kT0, kT0 + milliseconds(60000), milliseconds(15000), milliseconds(0));
+  EXPECT_EQ(fake_->rangeCalls(), 2);
+  ASSERT_EQ(second.series.size(), 1u);
+  EXPECT_EQ(second.series[0].labels.at("promql"), "up");
+  EXPECT_EQ(second.series[0].values, std::vector<double>{2});
+  EXPECT_EQ(first.series[0].values, std::vector<double>{1});
+  EXPECT_EQ(api.stats().called, 0u);
 }
 
 }  // namespace

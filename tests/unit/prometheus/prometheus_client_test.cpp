@@ -31,6 +31,8 @@ using Kind = PrometheusError::Kind;
 constexpr milliseconds kGenerous{10000};  // calls that must succeed; never reached
 const Clock::time_point kAt{milliseconds(1700000000123)};
 
+constexpr milliseconds kStep{60000};
+
 const std::string kEmptyVector =
     R"({"status":"success","data":{"resultType":"vector","result":[]}})";
 
@@ -201,6 +203,132 @@ TEST(PrometheusClientQueryTest, BasePathAndQueryParametersAreKeptOnEveryCall) {
   EXPECT_EQ(formValue(requests[2].body, "query"), "up");
   EXPECT_EQ(requests[3].target, "/prom/api/v1/series?" + kept);
   EXPECT_EQ(formValue(requests[3].body, "match[]"), "up");
+}
+
+const std::string kEmptyMatrix =
+    R"({"status":"success","data":{"resultType":"matrix","result":[]}})";
+
+TEST(PrometheusClientRangeTest, SendsQueryStartEndStepAndTimeoutAndParsesTheMatrix) {
+  FakePrometheus fake(always(json(R"({"status":"success","data":{"resultType":"matrix","result":[)"
+                                  R"({"metric":{"pod":"a"},"values":[[1700000000,"1.5"],)"
+                                  R"([1700000060,"NaN"],[1700000120,"-Inf"]]}]}})")));
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  PrometheusClient client(optionsFor(fake), metrics);
+
+  const RangeResult result = client.queryRange("sum(rate(x[1m]))", kAt, kAt + milliseconds(3600000),
+                                               kStep, milliseconds(5000));
+
+  ASSERT_EQ(result.series.size(), 1u);
+  EXPECT_EQ(result.series[0].labels.at("pod"), "a");
+  ASSERT_EQ(result.series[0].values.size(), 3u);
+  EXPECT_EQ(result.series[0].times[1], 1700000060);
+  EXPECT_EQ(result.series[0].values[0], 1.5);
+  EXPECT_TRUE(std::isnan(result.series[0].values[1]));
+  EXPECT_EQ(result.series[0].values[2], -std::numeric_limits<double>::infinity());
+
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "GET");
+  EXPECT_EQ(requests[0].path(), "/api/v1/query_range");
+  EXPECT_EQ(formValue(requests[0].query(), "query"), "sum(rate(x[1m]))");
+  EXPECT_EQ(formValue(requests[0].query(), "start"), "1700000000.123");
+  EXPECT_EQ(formValue(requests[0].query(), "end"), "1700003600.123");
+  EXPECT_EQ(formValue(requests[0].query(), "step"), "60.000");
+  EXPECT_EQ(formValue(requests[0].query(), "timeout"), "5s");
+  EXPECT_EQ(requests[0].header("accept"), "application/json");
+  EXPECT_NE(metrics->exposition().find(R"(endpoint="query_range",outcome="success"} 1)"),
+            std::string::npos)
+      << metrics->exposition();
+}
+
+TEST(PrometheusClientRangeTest, FractionalStepsAndTheEffectiveTimeoutAreSent) {
+  FakePrometheus fake(always(json(kEmptyMatrix)));
+  PrometheusClientOptions options = optionsFor(fake);
+  options.client_timeout = milliseconds(1500);
+  PrometheusClient client(options);
+  client.queryRange("up", kAt, kAt + milliseconds(1000), milliseconds(250), milliseconds(60000));
+  client.queryRange("up", kAt, kAt + milliseconds(90000), milliseconds(15000), milliseconds(0));
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(formValue(requests[0].query(), "step"), "0.250");
+  EXPECT_EQ(formValue(requests[0].query(), "timeout"), "1500ms");
+  EXPECT_EQ(formValue(requests[1].query(), "step"), "15.000");
+  EXPECT_EQ(formValue(requests[1].query(), "end"), "1700000090.123");
+}
+
+TEST(PrometheusClientRangeTest, VerbAndPostThresholdApplyAsToQueries) {
+  std::string long_query = "up{pod=~\"";
+  for (int i = 0; i < 40; ++i) long_query += "pod-" + std::to_string(i) + "|";
+  long_query += "\"}";
+  for (const std::string verb : {"GET", "POST"}) {
+    FakePrometheus fake(always(json(kEmptyMatrix)));
+    PrometheusClientOptions options = optionsFor(fake, "/prom/?dedup=true");
+    options.verb = verb;
+    options.post_threshold_bytes = 200;
+    options.headers = {{"X-Scope-OrgID", "tenant-1"}};
+    PrometheusClient client(options);
+    client.queryRange("up", kAt, kAt + kStep, kStep, kGenerous);
+    client.queryRange(long_query, kAt, kAt + kStep, kStep, kGenerous);
+    const auto requests = fake.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_EQ(requests[0].method, verb);
+    EXPECT_EQ(requests[1].method, "POST") << verb;
+    for (const auto& request : requests) {
+      EXPECT_EQ(request.path(), "/prom/api/v1/query_range");
+      EXPECT_TRUE(request.query().starts_with("dedup=true")) << request.target;
+      EXPECT_EQ(request.header("x-scope-orgid"), "tenant-1");
+      EXPECT_EQ(formValue(paramsOf(request), "start"), "1700000000.123");
+      EXPECT_EQ(formValue(paramsOf(request), "end"), "1700000060.123");
+      EXPECT_EQ(formValue(paramsOf(request), "step"), "60.000");
+    }
+    EXPECT_EQ(formValue(paramsOf(requests[0]), "query"), "up");
+    EXPECT_EQ(requests[1].target, "/prom/api/v1/query_range?dedup=true");
+    EXPECT_EQ(requests[1].header("content-type"), "application/x-www-form-urlencoded");
+    EXPECT_EQ(formValue(requests[1].body, "query"), long_query);
+  }
+}
+
+TEST(PrometheusClientRangeTest, ErrorsAreThoseOfQueries) {
+  FakePrometheus fake([](const RecordedRequest& request) {
+    const std::string query = formValue(request.query(), "query");
+    if (query == "refused") {
+      return json(R"({"status":"error","errorType":"bad_data","error":"exceeded maximum )"
+                  R"(resolution of 11,000 points per timeseries"})",
+                  400);
+    }
+    if (query == "vector") return json(kEmptyVector);
+    if (query == "cut") return json(kEmptyMatrix.substr(0, 40));
+    return json(kEmptyMatrix + std::string(1000, ' '));  // larger than the limit
+  });
+  PrometheusClientOptions options = optionsFor(fake);
+  options.max_response_bytes = 1000;
+  PrometheusClient client(options);
+  const auto range_error = [&](const std::string& promql) {
+    return errorOf([&] { client.queryRange(promql, kAt, kAt + kStep, kStep, kGenerous); });
+  };
+  const PrometheusError refused = range_error("refused");
+  EXPECT_EQ(refused.kind(), Kind::kApiError);
+  EXPECT_EQ(refused.httpStatus(), 400);
+  EXPECT_STREQ(refused.what(),
+               "bad_data: exceeded maximum resolution of 11,000 points per timeseries");
+  const PrometheusError vector = range_error("vector");
+  EXPECT_EQ(vector.kind(), Kind::kBadResponse);
+  EXPECT_EQ(vector.httpStatus(), 200);
+  EXPECT_NE(std::string(vector.what()).find("\"vector\""), std::string::npos) << vector.what();
+  EXPECT_EQ(range_error("cut").kind(), Kind::kBadResponse);
+  const PrometheusError big = range_error("big");
+  EXPECT_EQ(big.kind(), Kind::kBadResponse);
+  EXPECT_NE(std::string(big.what()).find("1000"), std::string::npos) << big.what();
+}
+
+TEST(PrometheusClientRangeTest, PointsWithUnservableTimesAreCounted) {
+  FakePrometheus fake(always(json(R"({"status":"success","data":{"resultType":"matrix","result":[)"
+                                  R"({"metric":{},"values":[[-5,"1"],[1700000000,"2"]]}]}})")));
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  PrometheusClient client(optionsFor(fake), metrics);
+  const RangeResult result = client.queryRange("up", kAt, kAt, kStep, kGenerous);
+  EXPECT_EQ(result.bad_samples, 1u);
+  EXPECT_EQ(metricValue(metrics->exposition(), "metrics_adapter_prometheus_bad_samples_total"), 1);
 }
 
 class TokenDirectory {
@@ -411,7 +539,9 @@ TEST(PrometheusClientErrorTest, ClientMessagesNameNoAddressOrCredential) {
       const PrometheusError query_error = errorOf([&] { client.query("up", kAt, kGenerous); });
       const PrometheusError series_error =
           errorOf([&] { client.series("up", kAt, kGenerous, [](auto, const auto&) {}); });
-      for (const auto& error : {query_error, series_error}) {
+      const PrometheusError range_error = errorOf(
+          [&] { client.queryRange("up", kAt, kAt + milliseconds(60000), kStep, kGenerous); });
+      for (const auto& error : {query_error, series_error, range_error}) {
         const std::string message = error.what();
         for (const auto& secret : secrets) {
           EXPECT_EQ(message.find(secret), std::string::npos)
@@ -447,6 +577,11 @@ TEST(PrometheusClientTimeoutTest, HungServerCannotHoldACallPastItsDeadline) {
   const PrometheusError series_error =
       errorOf([&] { client.series("up", kAt, milliseconds(300), [](auto, const auto&) {}); });
   EXPECT_EQ(series_error.kind(), Kind::kTimeout);
+
+  const PrometheusError range_error =
+      errorOf([&] { client.queryRange("up", kAt, kAt, kStep, milliseconds(300)); });
+  EXPECT_EQ(range_error.kind(), Kind::kTimeout);
+  EXPECT_STREQ(range_error.what(), "Prometheus did not answer within 300ms");
 }
 
 TEST(PrometheusClientTimeoutTest, CancelCallsEndsCallsInProgressAndLaterOnes) {

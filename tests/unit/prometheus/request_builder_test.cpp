@@ -40,6 +40,16 @@ TEST(FormatPrometheusTimeTest, TruncatesBelowMilliseconds) {
   EXPECT_EQ(formatPrometheusTime(at), "1700000000.123");
 }
 
+// query_range's step: seconds with three decimals, like times.
+TEST(FormatPrometheusSecondsTest, StepsInSecondsWithThreeDecimals) {
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(60000)), "60.000");
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(15000)), "15.000");
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(250)), "0.250");
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(1)), "0.001");
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(86400001)), "86400.001");
+  EXPECT_EQ(formatPrometheusSeconds(milliseconds(0)), "0.000");
+}
+
 TEST(FormatPrometheusDurationTest, WholeSecondsOrMilliseconds) {
   EXPECT_EQ(formatPrometheusDuration(milliseconds(5000)), "5s");
   EXPECT_EQ(formatPrometheusDuration(milliseconds(1500)), "1500ms");
