@@ -40,6 +40,17 @@ struct BacktestResult {
   double under_forecast_ratio = 0;  // share of points with forecast < actual_max
   // Median over upward crossings of `threshold` by the actual series of how long before the
   // actual crossing the served forecast crossed; nullopt without a threshold or a crossing.
+  //
+  // A crossing is a replayed step t_a > first with actual[t_a - 1] < V <= actual[t_a] (V the
+  // threshold) after the actual stayed below V at every step of [t_a - horizon, t_a - 1] (NaN
+  // steps ignored): a rise from below, so noise flapping around V counts once. Its lead is
+  // t_a - t_f steps (times step): t_f is the first step of the first run of consecutive replayed
+  // steps with served forecast >= V that ends at or after t_a. So when the forecast is >= V at
+  // t_a, t_f is where that run began, but no earlier than `first` nor than the step after the
+  // actual's last value >= V before t_a (the lead counts only while the actual was below V);
+  // otherwise t_f is the first later step with forecast >= V (lead < 0), or one step after the
+  // last replayed step when there is none (the forecast was late by at least the rest of the
+  // replay). A skipped step (NaN actual or forecast) ends a run.
   std::optional<double> lead_time_seconds;
   std::vector<double> lead_times_seconds;  // each crossing's lead (negative: forecast was late)
   std::vector<BacktestPoint> points;
@@ -47,7 +58,9 @@ struct BacktestResult {
 
 // Replays `series` from index `first` to the last index that still has a whole horizon after
 // it: at each t, `forecaster` sees only series[max(0, t+1-history_steps) .. t] and is compared
-// with the actual maximum over [t, t + horizon]. Steps whose actual value is NaN are skipped.
+// with the actual maximum over [t, t + horizon] (NaN values ignored). Steps whose actual value
+// is NaN, or whose served forecast (max of the forecaster's values, NaN ignored) is NaN, are
+// skipped.
 BacktestResult backtest(std::span<const float> series, std::size_t first,
                         const BacktestOptions& options, const Forecaster& forecaster);
 
