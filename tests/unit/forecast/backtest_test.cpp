@@ -15,11 +15,13 @@ namespace metrics_adapter::forecast {
 namespace {
 
 using synthetic::kMinutesPerDay;
+using synthetic::kMinutesPerHour;
+
+constexpr double kMinute = 60;  // seconds
 
 // 0 for 30 steps, a ramp of +5 a step to 100, then 100 (the crossing of 50 is at index 39).
 std::vector<float> rampSeries() {
-  std::vector<float> series;
-  for (int i = 0; i < 30; ++i) series.push_back(0);
+  std::vector<float> series(30, 0);
   for (int i = 1; i <= 20; ++i) series.push_back(static_cast<float>(5 * i));
   for (int i = 0; i < 30; ++i) series.push_back(100);
   return series;
@@ -58,20 +60,20 @@ TEST(BacktestTest, APerfectForecastLeadsByTheHorizon) {
   EXPECT_EQ(result.points.front().index, 5u);
   ASSERT_EQ(result.lead_times_seconds.size(), 1u);
   // The served max over [t, t + 10] reaches 50 at t = 29: 10 steps before index 39.
-  EXPECT_EQ(result.lead_time_seconds, 600);
+  EXPECT_EQ(result.lead_time_seconds, 10 * kMinute);
 }
 
 TEST(BacktestTest, LateForecastsHaveNegativeLeads) {
   const std::vector<float> series = rampSeries();
   // Serves the values 13 steps late: its max over the horizon crosses at 42.
   const BacktestResult late = backtest(series, 5, rampOptions(), shiftedForecaster(series, -13));
-  EXPECT_EQ(late.lead_time_seconds, -180);
+  EXPECT_EQ(late.lead_time_seconds, -3 * kMinute);
   EXPECT_GT(late.under_forecast_ratio, 0);
   // Never reaching the threshold: late by the rest of the replay (last index 69, crossing 39).
   const auto never = [](std::span<const float>, int h) {
     return std::vector<double>(static_cast<std::size_t>(h) + 1, 10.0);
   };
-  EXPECT_EQ(backtest(series, 5, rampOptions(), never).lead_time_seconds, -31 * 60);
+  EXPECT_EQ(backtest(series, 5, rampOptions(), never).lead_time_seconds, -31 * kMinute);
 }
 
 TEST(BacktestTest, TheLeadCountsOnlyWhileTheActualWasBelow) {
@@ -84,8 +86,8 @@ TEST(BacktestTest, TheLeadCountsOnlyWhileTheActualWasBelow) {
     return std::vector<double>(static_cast<std::size_t>(h) + 1, 100.0);
   };
   const BacktestResult result = backtest(series, 5, rampOptions(), always_high);
-  EXPECT_EQ(result.lead_times_seconds, (std::vector<double>{34 * 60, 12 * 60}));
-  EXPECT_EQ(result.lead_time_seconds, (34 + 12) * 60 / 2.0);
+  EXPECT_EQ(result.lead_times_seconds, (std::vector<double>{34 * kMinute, 12 * kMinute}));
+  EXPECT_EQ(result.lead_time_seconds, (34 + 12) * kMinute / 2);
 }
 
 TEST(BacktestTest, FlappingAroundTheThresholdIsOneCrossing) {
@@ -135,15 +137,15 @@ TEST(BacktestTest, TheModelLeadsTheMorningRampOfANoisyDay) {
   synthetic::LoadShape shape;
   shape.noise = 0.05;
   // A week of history, then 05:30 to 09:30 of day 7 replayed.
-  const std::size_t first = 7 * kMinutesPerDay + 5 * 60 + 30;
-  const std::vector<float> series = synthetic::generateLoad(shape, first + 4 * 60);
+  const std::size_t first = 7 * kMinutesPerDay + 5 * kMinutesPerHour + 30;
+  const std::vector<float> series = synthetic::generateLoad(shape, first + 4 * kMinutesPerHour);
   BacktestOptions options;
   options.threshold = 0.6 * shape.peak;
   const BacktestResult result =
       backtest(series, first, options, modelForecaster(options.step, ModelOptions{}));
   ASSERT_TRUE(result.lead_time_seconds);
-  EXPECT_GE(*result.lead_time_seconds, 5 * 60);
-  EXPECT_LE(*result.lead_time_seconds, 20 * 60);
+  EXPECT_GE(*result.lead_time_seconds, 5 * kMinute);
+  EXPECT_LE(*result.lead_time_seconds, 20 * kMinute);
   EXPECT_LE(result.mape, 0.10);
 }
 

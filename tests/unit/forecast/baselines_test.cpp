@@ -62,6 +62,7 @@ TEST(HoltWintersTest, FollowsANoiseFreeDailyRhythm) {
 
 TEST(HoltWintersTest, FollowsALinearTrend) {
   std::vector<float> series;
+  series.reserve(300);
   for (int i = 0; i < 300; ++i) series.push_back(static_cast<float>(10 + 0.5 * i + (i % 20)));
   const std::vector<double> values =
       holtWinters(series, kBaselineStep, std::chrono::minutes(20), 5);

@@ -17,6 +17,7 @@ namespace metrics_adapter::forecast {
 namespace {
 
 using synthetic::kMinutesPerDay;
+using synthetic::kMinutesPerHour;
 using synthetic::LoadShape;
 
 constexpr std::chrono::seconds kModelStep{60};
@@ -102,17 +103,17 @@ TEST_P(ForecastTimeOfDayTest, NoisyHistoryIsForecastWithin10Percent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Day, ForecastTimeOfDayTest,
-                         testing::Values(TimeOfDayCase{"Night", 3 * 60},
-                                         TimeOfDayCase{"MorningRamp", 7 * 60 + 30},
-                                         TimeOfDayCase{"Plateau", 11 * 60},
-                                         TimeOfDayCase{"LunchDip", 12 * 60 + 25},
-                                         TimeOfDayCase{"EveningDecline", 19 * 60}),
+                         testing::Values(TimeOfDayCase{"Night", 3 * kMinutesPerHour},
+                                         TimeOfDayCase{"MorningRamp", 7 * kMinutesPerHour + 30},
+                                         TimeOfDayCase{"Plateau", 11 * kMinutesPerHour},
+                                         TimeOfDayCase{"LunchDip", 12 * kMinutesPerHour + 25},
+                                         TimeOfDayCase{"EveningDecline", 19 * kMinutesPerHour}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(ForecastModelTest, TheRampIsForecastBeforeItHappens) {
   // At 07:00 the next 10 minutes rise: the served value is above the current demand.
   const LoadShape shape;
-  const std::size_t now = 7 * kMinutesPerDay + 7 * 60;
+  const std::size_t now = 7 * kMinutesPerDay + 7 * kMinutesPerHour;
   const std::vector<float> series = synthetic::generateLoad(shape, now + 1);
   const Forecast forecast = forecastAt(series, now, 7);
   EXPECT_GT(forecast.maximum, synthetic::noiseFree(shape, now) * 1.05);
@@ -188,7 +189,7 @@ TEST(ForecastModelTest, ANonPositiveStepServesTheLatestValue) {
 
 TEST(ForecastModelTest, AnAnomalousDayBarelyMovesTheForecast) {
   LoadShape shape = noisyDaily(7);
-  const std::size_t now = 7 * kMinutesPerDay + 10 * 60;
+  const std::size_t now = 7 * kMinutesPerDay + 10 * kMinutesPerHour;
   const std::vector<float> normal = synthetic::generateLoad(shape, now + 1);
   shape.anomaly_day = 6;  // yesterday, twice the demand
   shape.anomaly_factor = 2;
@@ -200,7 +201,7 @@ TEST(ForecastModelTest, AnAnomalousDayBarelyMovesTheForecast) {
 
 TEST(ForecastModelTest, ALevelShiftIsFollowedWithin15Steps) {
   LoadShape shape = noisyDaily(8);
-  const std::size_t shift_at = 7 * kMinutesPerDay + 12 * 60;
+  const std::size_t shift_at = 7 * kMinutesPerDay + 12 * kMinutesPerHour;
   shape.shift_at = shift_at;
   shape.shift = 0.3 * shape.peak;
   const std::vector<float> series = synthetic::generateLoad(shape, shift_at + 60);
@@ -215,7 +216,7 @@ TEST(ForecastModelTest, ALevelShiftIsFollowedWithin15Steps) {
 TEST(ForecastModelTest, ATrendIsFollowed) {
   LoadShape shape = noisyDaily(9);
   shape.trend_per_day = 0.05 * shape.peak;
-  const std::size_t now = 7 * kMinutesPerDay + 14 * 60;
+  const std::size_t now = 7 * kMinutesPerDay + 14 * kMinutesPerHour;
   const std::vector<float> series = synthetic::generateLoad(shape, now + 1);
   const double expected = synthetic::noiseFreeMax(shape, now, kModelHorizon);
   const double forecast = forecastAt(series, now, 7).maximum;
@@ -224,10 +225,10 @@ TEST(ForecastModelTest, ATrendIsFollowed) {
 
 TEST(ForecastModelTest, GapsAreTolerated) {
   LoadShape shape = noisyDaily(10);
-  const std::size_t now = 7 * kMinutesPerDay + 8 * 60;
-  shape.gaps = {{6 * kMinutesPerDay + 7 * 60, 120},     // yesterday's ramp
-                {now - 30, 25},                         // most of the last half hour
-                {2 * kMinutesPerDay, kMinutesPerDay}};  // a whole day
+  const std::size_t now = 7 * kMinutesPerDay + 8 * kMinutesPerHour;
+  shape.gaps = {{6 * kMinutesPerDay + 7 * kMinutesPerHour, 120},  // yesterday's ramp
+                {now - 30, 25},                                   // most of the last half hour
+                {2 * kMinutesPerDay, kMinutesPerDay}};            // a whole day
   const std::vector<float> series = synthetic::generateLoad(shape, now + 1);
   const Forecast forecast = forecastAt(series, now, 7);
   EXPECT_EQ(forecast.method, Method::kSeasonal);
@@ -238,7 +239,7 @@ TEST(ForecastModelTest, GapsAreTolerated) {
 
 TEST(ForecastModelTest, ANewWorkloadWithTwoDaysIsForecast) {
   const LoadShape shape = noisyDaily(11);
-  const std::size_t now = 2 * kMinutesPerDay + 11 * 60;
+  const std::size_t now = 2 * kMinutesPerDay + 11 * kMinutesPerHour;
   const std::vector<float> series = synthetic::generateLoad(shape, now + 1);
   const Forecast forecast = forecastAt(series, now, 7);
   EXPECT_EQ(forecast.period, std::chrono::hours(24)) << forecast.why;
@@ -248,7 +249,7 @@ TEST(ForecastModelTest, ANewWorkloadWithTwoDaysIsForecast) {
 
 TEST(ForecastModelTest, AHigherQuantileRaisesTheForecast) {
   const std::vector<float> series =
-      synthetic::generateLoad(noisyDaily(12), 7 * kMinutesPerDay + 13 * 60);
+      synthetic::generateLoad(noisyDaily(12), 7 * kMinutesPerDay + 13 * kMinutesPerHour);
   const std::size_t now = series.size() - 1;
   const double median = forecastAt(series, now, 7, {.quantile = 0.5}).maximum;
   const double q90 = forecastAt(series, now, 7, {.quantile = 0.9}).maximum;
@@ -271,7 +272,7 @@ TEST(ForecastModelTest, NegativeSeriesAreForecastAdditively) {
   LoadShape shape = noisyDaily(14);
   shape.noise = 0;
   shape.shift_at = 0;
-  const std::size_t now = 7 * kMinutesPerDay + 11 * 60;
+  const std::size_t now = 7 * kMinutesPerDay + 11 * kMinutesPerHour;
   std::vector<float> series = synthetic::generateLoad(shape, now + 1);
   for (float& v : series) v -= 200;
   const Forecast forecast = forecastAt(series, now, 7);
