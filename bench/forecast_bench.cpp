@@ -54,7 +54,7 @@ std::vector<BenchCase> benchCases() {
   cases.push_back(anomaly);
 
   BenchCase shift{"level shift (+30 % at 11:00)", noisy};
-  shift.shape.shift_at = 7 * syn::kMinutesPerDay + 11 * 60;
+  shift.shape.shift_at = 7 * syn::kMinutesPerDay + 11 * syn::kMinutesPerHour;
   shift.shape.shift = 0.3 * noisy.peak;
   shift.shape.seed = 4;
   cases.push_back(shift);

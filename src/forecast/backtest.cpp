@@ -32,7 +32,7 @@ std::vector<double> backtestLeads(std::span<const float> series, std::size_t fir
   for (const BacktestPoint& p : points) served[p.index - first] = p.forecast;
   const auto above = [&](std::size_t t) { return served[t - first] >= threshold; };
   const auto horizon = static_cast<std::size_t>(std::max(0, options.horizon_steps));
-  const double step_seconds = static_cast<double>(options.step.count());
+  const auto step_seconds = static_cast<double>(options.step.count());
 
   for (const BacktestPoint& p : points) {
     const std::size_t t = p.index;

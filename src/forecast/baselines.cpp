@@ -102,9 +102,13 @@ std::vector<double> seasonalNaive(std::span<const float> history, std::chrono::s
   const std::size_t n = history.size();
   if (period == 0 || n < period) return values;
   for (std::size_t h = 0; h < values.size(); ++h) {
-    std::size_t index = n - 1 + h;
-    while (index >= n) index -= period;
-    if (std::isfinite(history[index])) values[h] = history[index];
+    // The value at t + h - period, or at t + h - k * period for the first k inside the history.
+    const auto season_steps = static_cast<std::ptrdiff_t>(period);
+    auto index = static_cast<std::ptrdiff_t>(n - 1 + h) - season_steps;
+    while (index >= static_cast<std::ptrdiff_t>(n)) index -= season_steps;
+    if (index >= 0 && std::isfinite(history[static_cast<std::size_t>(index)])) {
+      values[h] = history[static_cast<std::size_t>(index)];
+    }
   }
   return values;
 }

@@ -298,7 +298,7 @@ Forecast forecastAhead(std::span<const float> history, std::chrono::seconds step
 
   // The values: the profile plus the level, raised together so that their maximum is the
   // expected maximum of the demand, then by the margin.
-  for (std::size_t h = 0; h <= h_steps; ++h) profile[n - first + h] = future[h];
+  for (std::size_t h = 0; h <= h_steps; ++h) profile[n - 1 - first + h] = future[h];
   const double expected_max = served(n - 1, level);
   double forecast_max = -kInfinity;
   for (double& v : future) {

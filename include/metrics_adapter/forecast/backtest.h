@@ -21,8 +21,9 @@ Forecaster modelForecaster(std::chrono::seconds step, ModelOptions options);
 struct BacktestOptions {
   std::chrono::seconds step{60};
   int horizon_steps = 10;
-  std::size_t history_steps = 7 * 24 * 60;  // at most this much history before each step
-  std::optional<double> threshold;          // for lead times of upward crossings
+  std::size_t history_steps =
+      std::size_t{7} * 24 * 60;     // at most this much history before each step
+  std::optional<double> threshold;  // for lead times of upward crossings
 };
 
 // One replayed step t.

@@ -19,7 +19,8 @@
 
 namespace metrics_adapter::forecast::synthetic {
 
-inline constexpr std::size_t kMinutesPerDay = 24 * 60;
+inline constexpr std::size_t kMinutesPerHour = 60;
+inline constexpr std::size_t kMinutesPerDay = 24 * kMinutesPerHour;
 inline constexpr std::size_t kMinutesPerWeek = 7 * kMinutesPerDay;
 
 // Index 0 is midnight of day 0, one value per minute.
