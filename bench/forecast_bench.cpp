@@ -47,6 +47,11 @@ std::vector<BenchCase> benchCases() {
 
   cases.push_back({"noisy daily, 7 days", noisy});
 
+  BenchCase sharp{"sharp ramp (15 min), 7 days", noisy};
+  sharp.shape.ramp_minutes = 15;
+  sharp.shape.seed = 7;
+  cases.push_back(sharp);
+
   BenchCase anomaly{"anomaly day (yesterday x1.8)", noisy};
   anomaly.shape.anomaly_day = 6;
   anomaly.shape.anomaly_factor = 1.8;

@@ -23,7 +23,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Each cycle contributes the values this close to the forecast phase to the profile's median:
 // noise is smoothed, and a ramp, locally straight, keeps its median at the centre.
-constexpr std::chrono::seconds kPhaseWindow{7 * 60};
+constexpr std::chrono::seconds kPhaseWindow{3 * 60};
 // The current level is the median deviation from the profile over the last two hours (quiet)...
 constexpr std::chrono::seconds kLevelWindow{2 * 3600};
 // ...unless the median of the last 15 minutes differs from it by more than noise explains: then

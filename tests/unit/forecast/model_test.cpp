@@ -80,7 +80,7 @@ struct TimeOfDayCase {
   std::size_t minute;
 };
 
-class ForecastTimeOfDayTest : public testing::TestWithParam<TimeOfDayCase> {};
+class ForecastTimeOfDayTest : public ::testing::TestWithParam<TimeOfDayCase> {};
 
 TEST_P(ForecastTimeOfDayTest, NoiseFreeHistoryIsForecastWithin2Percent) {
   const LoadShape shape;  // no noise
@@ -103,7 +103,7 @@ TEST_P(ForecastTimeOfDayTest, NoisyHistoryIsForecastWithin10Percent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Day, ForecastTimeOfDayTest,
-                         testing::Values(TimeOfDayCase{"Night", 3 * kMinutesPerHour},
+                         ::testing::Values(TimeOfDayCase{"Night", 3 * kMinutesPerHour},
                                          TimeOfDayCase{"MorningRamp", 7 * kMinutesPerHour + 30},
                                          TimeOfDayCase{"Plateau", 11 * kMinutesPerHour},
                                          TimeOfDayCase{"LunchDip", 12 * kMinutesPerHour + 25},

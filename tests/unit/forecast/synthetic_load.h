@@ -37,6 +37,7 @@ struct LoadShape {
   std::optional<std::size_t> shift_at;     // from this index on, demand is raised...
   double shift = 0;                        // ...by this much
   double trend_per_day = 0;                // demand grows this much a day
+  double ramp_minutes = 210;               // the morning ramp's length, from 06:00
   std::vector<std::pair<std::size_t, std::size_t>> gaps;  // [start, start + length) are NaN
 };
 
@@ -46,10 +47,12 @@ inline double smoothStep(double u) {
 }
 
 // The daily rhythm at `minute` of the day, from 0 (night) to 1 (plateau): night until 06:00, a
-// ramp to 09:30, the plateau with a 10 % lunch dip around 12:30, a decline from 17:00 to 22:00.
-inline double dailyRhythm(double minute) {
+// ramp of `ramp_minutes` (to 09:30 by default), the plateau with a 10 % lunch dip around 12:30,
+// a decline from 17:00 to 22:00.
+inline double dailyRhythm(double minute, double ramp_minutes = 210) {
   if (minute < 360) return 0;
-  if (minute < 570) return smoothStep((minute - 360) / 210);
+  if (minute < 360 + ramp_minutes) return smoothStep((minute - 360) / ramp_minutes);
+  if (minute < 570) return 1;
   if (minute < 1020) {
     const double lunch = (minute - 750) / 40;
     return 1 - 0.1 * std::exp(-lunch * lunch);
@@ -65,7 +68,7 @@ inline double noiseFree(const LoadShape& shape, std::size_t index) {
   const auto weekday = (static_cast<std::size_t>(shape.first_weekday) + day) % 7;
   const double amplitude =
       (shape.peak - shape.night) * (weekday >= 5 ? shape.weekend_amplitude : 1.0);
-  double value = shape.night + amplitude * dailyRhythm(minute);
+  double value = shape.night + amplitude * dailyRhythm(minute, shape.ramp_minutes);
   if (shape.anomaly_day && *shape.anomaly_day == day) value *= shape.anomaly_factor;
   if (shape.shift_at && index >= *shape.shift_at) value += shape.shift;
   value += shape.trend_per_day * static_cast<double>(index) / kMinutesPerDay;
