@@ -5,19 +5,11 @@
 #include <string>
 
 #include "metrics_adapter/forecast/forecast_service.h"
+#include "metrics_adapter/forecast/observer_page.h"
 #include "metrics_adapter/promql/label_selector.h"
 
 namespace metrics_adapter::app {
 namespace {
-
-std::string seriesText(const std::map<std::string, std::string>& labels) {
-  std::string text = "{";
-  for (const auto& [name, value] : labels) {
-    if (text.size() > 1) text += ", ";
-    text += name + "=\"" + value + "\"";
-  }
-  return text + "}";
-}
 
 void printForecastRule(std::ostream& out, const config::ForecastRule& rule) {
   out << "forecastRule " << rule.name << ":\n"
@@ -69,8 +61,8 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
   for (const forecast::SeriesForecast& series : forecasts->series) {
     const bool selected = promql::matches(selector, series.labels);
     served += selected ? 1 : 0;
-    out << "  " << seriesText(series.labels) << (selected ? "" : " (not selected)") << ": latest "
-        << series.latest << ", serves " << series.forecast.maximum << " ("
+    out << "  " << forecast::labelSetText(series.labels) << (selected ? "" : " (not selected)")
+        << ": latest " << series.latest << ", serves " << series.forecast.maximum << " ("
         << (series.forecast.method == forecast::Method::kSeasonal ? "forecast max over the horizon"
                                                                   : "the latest value: reactive")
         << "); " << series.forecast.why << "\n";

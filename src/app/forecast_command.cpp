@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "metrics_adapter/forecast/forecast_service.h"
+#include "metrics_adapter/forecast/observer_page.h"
 #include "metrics_adapter/forecast/replay.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
 
@@ -92,15 +93,6 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t middle = values.size() / 2;
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-std::string labelsText(const std::map<std::string, std::string>& labels) {
-  std::string text = "{";
-  for (const auto& [name, value] : labels) {
-    if (text.size() > 1) text += ",";
-    text += name + "=\"" + value + "\"";
-  }
-  return text + "}";
 }
 
 }  // namespace
@@ -187,8 +179,8 @@ std::string backtestReport(const forecast::ObserverPageData& replay, bool json) 
     text << ", median lead " << lead / 60 << " min over " << leads.size() << " crossings";
   text << "\n";
   for (const forecast::ObservedSeries& one : replay.series) {
-    text << "  " << labelsText(one.labels) << ": MAPE " << one.replay.mape * 100 << " %, under "
-         << one.replay.under_forecast_ratio * 100 << " %";
+    text << "  " << forecast::labelSetText(one.labels) << ": MAPE " << one.replay.mape * 100
+         << " %, under " << one.replay.under_forecast_ratio * 100 << " %";
     if (one.replay.lead_time_seconds)
       text << ", lead " << *one.replay.lead_time_seconds / 60 << " min";
     text << "; " << one.why << "\n";

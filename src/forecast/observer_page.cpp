@@ -247,32 +247,6 @@ double observerEpochSeconds(std::chrono::system_clock::time_point time) {
   return std::chrono::duration<double>(time.time_since_epoch()).count();
 }
 
-// {a="1", b="x\"y"}: PromQL's notation, so a reader can paste it into a query.
-std::string observerLabelText(const std::map<std::string, std::string>& labels) {
-  if (labels.empty()) return "{} (no labels)";
-  std::string text = "{";
-  bool first = true;
-  for (const auto& [name, value] : labels) {
-    if (!first) text += ", ";
-    first = false;
-    text += name;
-    text += "=\"";
-    for (const char c : value) {
-      if (c == '"' || c == '\\') {
-        text += '\\';
-        text += c;
-      } else if (c == '\n') {
-        text += "\\n";
-      } else {
-        text += c;
-      }
-    }
-    text += '"';
-  }
-  text += '}';
-  return text;
-}
-
 // Everything a chart needs to place a replayed step index on the time axis.
 struct ObserverTimeAxis {
   double first_index = 0;     // left edge, as a step index
@@ -608,7 +582,7 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
                           const ObservedSeries& series, std::optional<double> target) {
   out += R"(<section class="series">)";
   out += "\n<h2>";
-  appendObserverEscaped(out, observerLabelText(series.labels));
+  appendObserverEscaped(out, labelSetText(series.labels));
   out += "</h2>\n";
   const auto& points = series.replay.points;
   const double step_seconds =
@@ -811,6 +785,31 @@ std::string renderObserverPage(const ObserverPageData& data) {
   }
   out += "</body>\n</html>\n";
   return out;
+}
+
+std::string labelSetText(const std::map<std::string, std::string>& labels) {
+  if (labels.empty()) return "{} (no labels)";
+  std::string text = "{";
+  bool first = true;
+  for (const auto& [name, value] : labels) {
+    if (!first) text += ", ";
+    first = false;
+    text += name;
+    text += "=\"";
+    for (const char c : value) {
+      if (c == '"' || c == '\\') {
+        text += '\\';
+        text += c;
+      } else if (c == '\n') {
+        text += "\\n";
+      } else {
+        text += c;
+      }
+    }
+    text += '"';
+  }
+  text += '}';
+  return text;
 }
 
 }  // namespace metrics_adapter::forecast

@@ -39,4 +39,8 @@ struct ObserverPageData {
 // visible and a 7-day page at a 1-minute step stays near 100 KB per series.
 std::string renderObserverPage(const ObserverPageData& data);
 
+// A series' labels in PromQL's notation, {a="1", b="x\"y"}, so a reader can paste them into a
+// query; "{} (no labels)" for none. For the page, explain and the forecast command.
+std::string labelSetText(const std::map<std::string, std::string>& labels);
+
 }  // namespace metrics_adapter::forecast
