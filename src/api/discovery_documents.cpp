@@ -71,15 +71,20 @@ Json customMetricsResourceList(const std::string& version,
   return resourceList(std::string(kCustomMetricsGroup) + "/" + version, std::move(resources));
 }
 
-Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot) {
+Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
+                                 const std::vector<std::string>& forecasts) {
   Json resources = Json::array();
   // Always namespaced, also for `namespaced: false` rules: the only route has a namespace.
-  for (const auto& metric : snapshot.externalMetrics()) {
-    resources.push_back({{"name", metric.metric},
+  auto add = [&resources](const std::string& name) {
+    resources.push_back({{"name", name},
                          {"singularName", ""},
                          {"namespaced", true},
                          {"kind", "ExternalMetricValueList"},
                          {"verbs", Json::array({"get"})}});
+  };
+  for (const auto& metric : snapshot.externalMetrics()) add(metric.metric);
+  for (const std::string& name : forecasts) {
+    if (!snapshot.findExternal(name)) add(name);
   }
   return resourceList(std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion,
                       std::move(resources));

@@ -210,8 +210,13 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
       if (parts.size() == 2) return fixedResponse<externalMetricsGroup>(pretty);
       if (parts.size() == 3 && parts[2] == kExternalMetricsVersion) {
         auto snapshot = parts_.snapshots();
+        const std::vector<std::string> forecasts =
+            parts_.forecasts ? parts_.forecasts->names() : std::vector<std::string>{};
+        // The forecast names are part of the cache key: they change with the config only.
+        std::string document = kExternalMetricsGroup;
+        for (const std::string& name : forecasts) document += " " + name;
         return discoveryResponse(
-            snapshot, kExternalMetricsGroup, [&] { return externalMetricsResourceList(*snapshot); },
+            snapshot, document, [&] { return externalMetricsResourceList(*snapshot, forecasts); },
             pretty);
       }
       return jsonResponse(200, external(info), pretty);

@@ -223,6 +223,14 @@ RuleStatus ForecastService::status(const std::string& name) const {
   return state->status;
 }
 
+std::vector<std::string> ForecastService::names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  names.reserve(rules_.size());
+  for (const auto& [name, state] : rules_) names.push_back(name);
+  return names;
+}
+
 std::optional<RuleHistory> ForecastService::history(const std::string& name) const {
   auto state = find(name);
   if (!state) return std::nullopt;

@@ -187,6 +187,12 @@ class ServedForecastTest(unittest.TestCase):
         self.assertEqual(status, 404)
         self.assertIn("not served in namespace other", body["message"])
 
+    def test_external_discovery_lists_the_forecast(self):
+        forecast_items(ADAPTER)
+        status, body = ADAPTER.get_json(EXTERNAL)
+        self.assertEqual(status, 200)
+        self.assertIn(RULE, [r["name"] for r in body["resources"]])
+
     def test_kubectl_get_raw(self):
         forecast_items(ADAPTER)
         code, out, err = ADAPTER.kubectl_raw("%s/namespaces/default/%s" % (EXTERNAL, RULE))

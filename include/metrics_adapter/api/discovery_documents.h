@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/discovery/registry.h"
@@ -30,8 +31,10 @@ Json customMetricsResourceList(const std::string& version,
 // APIGroup for /apis/external.metrics.k8s.io: version v1beta1, preferred.
 Json externalMetricsGroup();
 // APIResourceList for /apis/external.metrics.k8s.io/v1beta1: one namespaced
-// ExternalMetricValueList entry per external metric, "resources": [] when there is none (C5).
-Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot);
+// ExternalMetricValueList entry per external metric and per forecastRule (`forecasts`, listed
+// once when an external metric has the same name), "resources": [] when there is none (C5).
+Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
+                                 const std::vector<std::string>& forecasts = {});
 
 // APIGroup for /apis/forecast.metrics-adapter.io and the APIResourceList of its v1alpha1: the
 // namespaced resource `observer`, verb get (an HTML page per forecastRule).

@@ -73,6 +73,8 @@ class ForecastService {
   std::shared_ptr<const RuleForecasts> forecasts(const std::string& name) const;
   RuleStatus status(const std::string& name) const;
   std::optional<RuleHistory> history(const std::string& name) const;
+  // The names of the configured rules, sorted (as of the last refresh()).
+  std::vector<std::string> names() const;
 
  private:
   struct RuleState;
