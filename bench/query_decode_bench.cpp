@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics_adapter/api/custom_metrics_handler.h"
@@ -78,6 +79,17 @@ class ListedPods : public metrics_adapter::kube::ObjectLister {
   std::vector<std::string> listNames(const metrics_adapter::kube::ResourceInfo&, const std::string&,
                                      const metrics_adapter::promql::LabelSelector&) override {
     return names;
+  }
+  std::vector<metrics_adapter::kube::ObjectMeta> listObjects(
+      const metrics_adapter::kube::ResourceInfo&, const std::string&,
+      const metrics_adapter::promql::LabelSelector&, const std::string& = "") override {
+    std::vector<metrics_adapter::kube::ObjectMeta> objects;
+    for (const auto& name : names) {
+      metrics_adapter::kube::ObjectMeta object;
+      object.name = name;
+      objects.push_back(std::move(object));
+    }
+    return objects;
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <span>
 #include <utility>
 
 #include "kube/informer.h"
@@ -17,6 +18,23 @@ constexpr std::chrono::minutes kIdleSweepInterval{1};
 std::function<double()> makeJitter() {
   auto engine = std::make_shared<std::minstd_rand>(std::random_device{}());
   return [engine] { return std::uniform_real_distribution<double>(0.0, 1.0)(*engine); };
+}
+
+// The objects of `namespace_name` in `objects` (sorted by namespace, then name); all of them
+// for a cluster-scoped resource or all namespaces.
+std::span<const ObjectMeta> objectsInNamespace(const std::vector<ObjectMeta>& objects,
+                                               const ResourceInfo& resource,
+                                               const std::string& namespace_name) {
+  if (!resource.namespaced || namespace_name.empty()) return objects;
+  const auto first = std::lower_bound(objects.begin(), objects.end(), namespace_name,
+                                      [](const ObjectMeta& object, const std::string& name) {
+                                        return object.namespace_name < name;
+                                      });
+  const auto last = std::upper_bound(first, objects.end(), namespace_name,
+                                     [](const std::string& name, const ObjectMeta& object) {
+                                       return name < object.namespace_name;
+                                     });
+  return {first, last};
 }
 
 }  // namespace
@@ -49,21 +67,43 @@ void CachedObjectLister::stop() {
 std::vector<std::string> CachedObjectLister::listNames(const ResourceInfo& resource,
                                                        const std::string& namespace_name,
                                                        const promql::LabelSelector& selector) {
-  bool first = false;
-  const std::shared_ptr<Informer> informer = informerFor(resource, namespace_name, first);
-  if (metrics_) metrics_->countObjectCache(!first);
-  const ObjectSnapshot objects = informer->objects(SteadyClock::now() + 2 * options_.timeout);
+  const ObjectSnapshot objects = read(resource, namespace_name, "");
   std::vector<std::string> names;
-  for (const auto& object : *objects) {
+  for (const auto& object : objectsInNamespace(*objects, resource, namespace_name)) {
     if (promql::matches(selector, object.labels)) names.push_back(object.name);
   }
   return names;
 }
 
+std::vector<ObjectMeta> CachedObjectLister::listObjects(const ResourceInfo& resource,
+                                                        const std::string& namespace_name,
+                                                        const promql::LabelSelector& selector,
+                                                        const std::string& field_selector) {
+  const ObjectSnapshot objects = read(resource, namespace_name, field_selector);
+  std::vector<ObjectMeta> matching;
+  for (const auto& object : objectsInNamespace(*objects, resource, namespace_name)) {
+    if (promql::matches(selector, object.labels)) matching.push_back(object);
+  }
+  return matching;
+}
+
+ObjectSnapshot CachedObjectLister::read(const ResourceInfo& resource,
+                                        const std::string& namespace_name,
+                                        const std::string& field_selector) {
+  bool first = false;
+  const std::shared_ptr<Informer> informer =
+      informerFor(resource, namespace_name, field_selector, first);
+  if (metrics_) metrics_->countObjectCache(!first);
+  return informer->objects(SteadyClock::now() + 2 * options_.timeout);
+}
+
 std::shared_ptr<Informer> CachedObjectLister::informerFor(const ResourceInfo& resource,
                                                           const std::string& namespace_name,
+                                                          const std::string& field_selector,
                                                           bool& first) {
-  const std::string key = resource.groupResource() + "/" + namespace_name;
+  // The namespace of a cluster-scoped resource means nothing: one informer for all requests.
+  const std::string scope = resource.namespaced ? namespace_name : std::string();
+  const std::string key = informerKey(resource, scope, field_selector);
   std::lock_guard lock(mutex_);
   if (stopped_) throw KubeError(0, "the object lister is shutting down");
   const auto now = SteadyClock::now();
@@ -71,6 +111,15 @@ std::shared_ptr<Informer> CachedObjectLister::informerFor(const ResourceInfo& re
     last_sweep_ = now;
     for (auto it = entries_.begin(); it != entries_.end();) {
       it = now - it->second.last_read >= options_.idle ? retire(it) : std::next(it);
+    }
+  }
+  if (!scope.empty()) {
+    auto everywhere = entries_.find(informerKey(resource, "", field_selector));
+    if (everywhere != entries_.end() && everywhere->second.informer->serving()) {
+      ++hits_;
+      everywhere->second.last_read = now;
+      if (auto own = entries_.find(key); own != entries_.end()) retire(own);
+      return everywhere->second.informer;
     }
   }
   auto found = entries_.find(key);
@@ -98,8 +147,9 @@ std::shared_ptr<Informer> CachedObjectLister::informerFor(const ResourceInfo& re
   options.backoff_max = options_.backoff_max;
   options.max_stale = options_.max_stale;
   options.budget = budget_;
+  options.field_selector = field_selector;
   auto informer =
-      std::make_shared<Informer>(api_, resource, namespace_name, options, metrics_, makeJitter());
+      std::make_shared<Informer>(api_, resource, scope, options, metrics_, makeJitter());
   informer->start();
   entries_[key] = Entry{informer, now};
   return informer;

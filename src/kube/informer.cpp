@@ -9,7 +9,7 @@
 namespace metrics_adapter::kube {
 namespace {
 
-// Metadata only: names and labels are all the lister needs, and they are a fraction of the
+// Metadata only: names, labels and the like are all the lister needs, a fraction of the
 // bytes of full objects (client-go's metadata informers ask the same way).
 constexpr std::string_view kListAccept =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
@@ -47,18 +47,20 @@ std::string stringMember(const nlohmann::json* object, const char* name) {
   return value && value->is_string() ? value->get<std::string>() : std::string();
 }
 
-// The store key and value of an object's metadata; nullopt without a name.
-std::optional<std::pair<std::string, ObjectMeta>> entryOf(const nlohmann::json& object) {
+// An object's metadata as the store keeps it; nullopt without a name.
+std::optional<ObjectMeta> metaOf(const nlohmann::json& object) {
   const nlohmann::json* metadata = member(object, "metadata");
-  std::string name = stringMember(metadata, "name");
-  if (name.empty()) return std::nullopt;
-  ObjectMeta meta{name, {}};
+  ObjectMeta meta;
+  meta.name = stringMember(metadata, "name");
+  if (meta.name.empty()) return std::nullopt;
+  meta.namespace_name = stringMember(metadata, "namespace");
+  meta.creation_timestamp = stringMember(metadata, "creationTimestamp");
   if (const nlohmann::json* labels = member(*metadata, "labels"); labels && labels->is_object()) {
     for (const auto& [key, value] : labels->items()) {
       if (value.is_string()) meta.labels.emplace(key, value.get<std::string>());
     }
   }
-  return std::make_pair(stringMember(metadata, "namespace") + "/" + name, std::move(meta));
+  return meta;
 }
 
 }  // namespace
@@ -70,6 +72,13 @@ std::string listPath(const ResourceInfo& resource, const std::string& namespace_
     path += "/namespaces/" + urlEncode(namespace_name);
   }
   return path + "/" + resource.plural;
+}
+
+std::string informerKey(const ResourceInfo& resource, const std::string& namespace_name,
+                        const std::string& field_selector) {
+  std::string key = resource.groupResource() + "/" + (resource.namespaced ? namespace_name : "");
+  if (!field_selector.empty()) key += "?" + field_selector;
+  return key;
 }
 
 bool ObjectBudget::take(std::size_t count) {
@@ -99,8 +108,11 @@ Informer::Informer(std::shared_ptr<KubeApi> api, ResourceInfo resource, std::str
     : api_(std::move(api)),
       resource_(std::move(resource)),
       namespace_name_(std::move(namespace_name)),
-      key_(resource_.groupResource() + "/" + namespace_name_),
+      key_(informerKey(resource_, namespace_name_, options.field_selector)),
       path_(listPath(resource_, namespace_name_)),
+      query_(options.field_selector.empty()
+                 ? ""
+                 : "&fieldSelector=" + urlEncode(options.field_selector)),
       options_(std::move(options)),
       metrics_(std::move(metrics)),
       jitter_(std::move(jitter)) {}
@@ -159,11 +171,18 @@ ObjectSnapshot Informer::objects(SteadyClock::time_point deadline) {
   return snapshot();
 }
 
+bool Informer::serving() const {
+  std::lock_guard lock(mutex_);
+  return has_list_ && !stopping_ &&
+         !(failure_ && failing_since_ &&
+           SteadyClock::now() - *failing_since_ >= options_.max_stale);
+}
+
 ObjectSnapshot Informer::snapshot() {
   if (dirty_ || !snapshot_) {
     auto objects = std::make_shared<std::vector<ObjectMeta>>();
     objects->reserve(store_.size());
-    for (const auto& [key, object] : store_) objects->push_back(object);
+    objects->assign(store_.begin(), store_.end());
     snapshot_ = std::move(objects);
     dirty_ = false;
   }
@@ -178,9 +197,8 @@ Informer::Stats Informer::stats() const {
   return stats;
 }
 
-void Informer::list(std::map<std::string, ObjectMeta>& objects,
-                    std::string& resource_version) const {
-  const std::string base = path_ + "?limit=" + std::to_string(options_.page_size);
+void Informer::list(ObjectStore& objects, std::string& resource_version) const {
+  const std::string base = path_ + "?limit=" + std::to_string(options_.page_size) + query_;
   // Enough pages for max_objects at page_size each: an API that keeps answering "continue"
   // with few items cannot keep the LIST going forever.
   const std::size_t max_pages =
@@ -207,10 +225,11 @@ void Informer::list(std::map<std::string, ObjectMeta>& objects,
     const nlohmann::json* items = member(page, "items");
     if (items == nullptr || !items->is_array()) break;
     for (const auto& item : *items) {
-      auto entry = entryOf(item);
-      if (!entry) continue;
+      auto meta = metaOf(item);
+      if (!meta) continue;
       if (objects.size() >= options_.max_objects) throw too_large();
-      objects.insert_or_assign(std::move(entry->first), std::move(entry->second));
+      objects.erase(*meta);  // the same object twice in one LIST (not expected): the last wins
+      objects.insert(std::move(*meta));
     }
   } while (!continue_token.empty());
 }
@@ -227,7 +246,7 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
       const char* reason = list_reason_;
       lock.unlock();
       if (metrics_) metrics_->countObjectList(reason);
-      std::map<std::string, ObjectMeta> listed;
+      ObjectStore listed;
       std::string version;
       std::optional<KubeError> error;
       try {
@@ -318,7 +337,7 @@ Informer::WatchEnd Informer::watch(const std::string& resource_version,
       static_cast<double>(options_.watch_timeout.count()) * (1.0 + jitter_()));
   WatchRequest request;
   request.path = path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
-                 std::to_string(std::max(1LL, timeout_seconds));
+                 std::to_string(std::max(1LL, timeout_seconds)) + query_;
   if (!resource_version.empty()) request.path += "&resourceVersion=" + urlEncode(resource_version);
   request.accept = std::string(kWatchAccept);
   request.timeout = std::chrono::seconds(timeout_seconds) + kWatchDeadlineMargin;
@@ -364,17 +383,18 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
     spdlog::debug("watch of {}: ignoring an event of type {}", key_, event.type);
     return true;
   }
-  auto entry = entryOf(event.object);
-  if (!entry) return true;
+  auto meta = metaOf(event.object);
+  if (!meta) return true;
   ++stats_.events;
   dirty_ = true;
   if (deleted) {
-    if (store_.erase(entry->first) > 0 && options_.budget) options_.budget->give(1);
+    if (store_.erase(*meta) > 0 && options_.budget) options_.budget->give(1);
     return true;
   }
-  auto found = store_.find(entry->first);
-  if (found != store_.end()) {
-    found->second = std::move(entry->second);
+  // A set's elements are const: the node is taken out, updated and put back (no allocation).
+  if (auto node = store_.extract(*meta)) {
+    node.value() = std::move(*meta);
+    store_.insert(std::move(node));
     return true;
   }
   const bool within_list_bound = store_.size() < options_.max_objects;
@@ -390,7 +410,7 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
                                    " objects, the most the adapter keeps for one list");
     return false;
   }
-  store_.emplace(std::move(entry->first), std::move(entry->second));
+  store_.insert(std::move(*meta));
   return true;
 }
 

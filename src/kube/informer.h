@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "metrics_adapter/kube/kube_client.h"
+#include "metrics_adapter/kube/object_lister.h"
 #include "metrics_adapter/kube/rest_mapper.h"
 #include "metrics_adapter/net/call_canceller.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
@@ -50,17 +52,31 @@ struct InformerOptions {
   std::chrono::milliseconds max_stale{std::chrono::minutes(2)};
   // Shared with other informers: a LIST or watch that would take more fails like max_objects.
   std::shared_ptr<ObjectBudget> budget;
+  // Sent as fieldSelector= (URL-encoded) on every LIST page and WATCH, as client-go's
+  // ListOptions does: the API server then holds back the objects that do not match, and a
+  // watched object that stops matching arrives as DELETED. "" = none.
+  std::string field_selector;
 };
 
-// Names and labels: all a label selector needs.
-struct ObjectMeta {
-  std::string name;
-  std::map<std::string, std::string> labels;
+// Orders objects by namespace, then name: the store's key and the order of every snapshot.
+struct ByNamespaceAndName {
+  bool operator()(const ObjectMeta& a, const ObjectMeta& b) const {
+    return a.namespace_name != b.namespace_name ? a.namespace_name < b.namespace_name
+                                                : a.name < b.name;
+  }
 };
+using ObjectStore = std::set<ObjectMeta, ByNamespaceAndName>;
+// Sorted by ByNamespaceAndName.
 using ObjectSnapshot = std::shared_ptr<const std::vector<ObjectMeta>>;
 
 // The LIST path of `resource` in `namespace_name` ("" = cluster scope or all namespaces).
 std::string listPath(const ResourceInfo& resource, const std::string& namespace_name);
+
+// Names one informer in logs, errors and the lister's map: "pods/default",
+// "pods/?status.phase=Running" (all namespaces). The namespace of a cluster-scoped resource
+// is left out.
+std::string informerKey(const ResourceInfo& resource, const std::string& namespace_name,
+                        const std::string& field_selector);
 
 // The wait before retry number `failures` (1 after the first failure): backoff_initial doubled
 // per failure, capped at `max`, then scaled into [1/2, 1) of that by `jitter` in [0, 1).
@@ -95,11 +111,15 @@ class Informer {
   void requestStop();
   bool finished() const;
 
-  // The objects as of the last event applied. Before the first LIST has succeeded, asks for an
-  // attempt now (cutting a backoff short, unless the API asked for Retry-After) and waits for
-  // it until `deadline`. Throws KubeError: the last failure when there is no list yet or the
-  // failures have lasted longer than max_stale; a timeout when `deadline` passed first.
+  // The objects as of the last event applied, sorted by ByNamespaceAndName. Before the first LIST
+  // has succeeded, asks for an attempt now (cutting a backoff short, unless the API asked for
+  // Retry-After) and waits for it until `deadline`. Throws KubeError: the last failure when there
+  // is no list yet or the failures have lasted longer than max_stale; a timeout when `deadline`
+  // passed first.
   ObjectSnapshot objects(SteadyClock::time_point deadline);
+  // Whether objects() answers now without waiting or throwing: listed, running, and not failing
+  // for longer than max_stale.
+  bool serving() const;
 
   struct Stats {
     std::size_t lists = 0;          // LISTs completed (all pages)
@@ -121,7 +141,7 @@ class Informer {
   void run();
   void runLoop(std::unique_lock<std::mutex>& lock);
   // One paged LIST; fills `objects` and `resource_version`. Throws KubeError.
-  void list(std::map<std::string, ObjectMeta>& objects, std::string& resource_version) const;
+  void list(ObjectStore& objects, std::string& resource_version) const;
   WatchEnd watch(const std::string& resource_version, std::optional<KubeError>& error);
   // Applies one event under mutex_; false ends the watch (`error` says why, or it is stopping).
   bool apply(WatchEvent&& event, std::optional<KubeError>& error);
@@ -133,8 +153,9 @@ class Informer {
   const std::shared_ptr<KubeApi> api_;
   const ResourceInfo resource_;
   const std::string namespace_name_;
-  const std::string key_;   // "pods/default": logs and errors
-  const std::string path_;  // the LIST path
+  const std::string key_;    // informerKey(): logs and errors
+  const std::string path_;   // the LIST path
+  const std::string query_;  // "&fieldSelector=..." or "", appended to every LIST and WATCH
   const InformerOptions options_;
   const std::shared_ptr<telemetry::SelfMetrics> metrics_;
   const std::function<double()> jitter_;
@@ -154,8 +175,8 @@ class Informer {
   unsigned failures_ = 0;          // consecutive, for the backoff
   std::optional<KubeError> failure_;
   std::optional<SteadyClock::time_point> failing_since_;
-  SteadyClock::time_point retry_at_{};       // Retry-After of the last failure
-  std::map<std::string, ObjectMeta> store_;  // "namespace/name" -> object
+  SteadyClock::time_point retry_at_{};  // Retry-After of the last failure
+  ObjectStore store_;
   std::string resource_version_;
   ObjectSnapshot snapshot_;  // built from store_ on the first read after a change
   bool dirty_ = true;

@@ -4,7 +4,10 @@ endpoints metrics-adapter calls: API discovery (/api, /api/v1, /apis, /apis/<g>/
 LISTs of objects, full or metadata-only (PartialObjectMetadataList), with limit/continue
 paging. It serves HTTPS with the given certificate and requires the given bearer token.
 
-Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", "labels"}]},
+Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", "labels",
+"phase"?, "creationTimestamp"?}]}: "phase" is a pod's status.phase ("Running" when left out, as
+the pods of a fixture are meant to run; give "" for a pod with no phase yet, which, as in the
+real API, is not Running); "creationTimestamp" defaults to when the fake took the object.
 plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
 "subresource"?: s}], "configmap": <data of kube-system/extension-apiserver-authentication>}.
 TokenReview and SubjectAccessReview answer from it; SAR bodies are kept for assertions.
@@ -20,6 +23,13 @@ POST /_control/fault (one fault at a time; {"kind": "none"} clears it):
                                           continue_only).
 The stats count LISTs answered ("lists", per path) and LISTs received ("list_attempts").
 
+LISTs and watches honour fieldSelector as the API server does: comma-separated requirements
+field=value, field==value or field!=value on metadata.name and metadata.namespace (any
+resource) and status.phase (pods only); any other field is a 400 "field label not supported".
+A watch with a fieldSelector sees a change that makes an object match as ADDED and one that
+makes it stop matching (a pod going from Running to Succeeded) as DELETED, carrying the object
+as it was with the new resourceVersion, as the API server's watch cache sends it.
+
 Watches (?watch=1) stream newline-delimited JSON events over a chunked answer, as the API server
 does: every change gets the next resourceVersion (one counter for the whole fake, started from
 the clock so a restarted fake never reuses versions), a watch from version v first replays the
@@ -29,7 +39,8 @@ older than the kept history (the last 1000 changes, or everything before a compa
 Gone: an ERROR event with a 410 Status (what the API server's watch cache sends), or an HTTP 410
 answer after POST /_control/compact {"as": "status"}. More test control:
 POST /_control/objects {"op": "add"|"modify"|"delete", "resource": "pods" (or "plural.group"),
-  "object": {"name", "namespace", "labels"}}   one change, streamed to the matching watches
+  "object": {"name", "namespace", "labels",     one change, streamed to the matching watches
+             "phase"?, "creationTimestamp"?}}   (a modify keeps the creationTimestamp)
 POST /_control/cut_watches                      every open watch stream breaks off (no final
                                                 chunk; so does /_control/down)
 POST /_control/compact {"as": "event"|"status"} forget the history and break the open watches
@@ -49,6 +60,45 @@ import time
 import urllib.parse
 
 HISTORY = 1000  # changes kept for watches; older versions are 410 Gone
+
+
+def now_timestamp():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def pod_phase(o):
+    return o.get("phase", "Running")
+
+
+def field_selector(text, key):
+    """The predicate of a fieldSelector for objects of `key` ("pods", "plural.group"); raises
+    ValueError with the API server's message for a field it does not support."""
+    fields = {"metadata.name": lambda o: o["name"],
+              "metadata.namespace": lambda o: o.get("namespace", "")}
+    if key == "pods":
+        fields["status.phase"] = pod_phase
+    requirements = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        for op in ("!=", "==", "="):
+            if op in part:
+                field, value = (x.strip() for x in part.split(op, 1))
+                break
+        else:
+            raise ValueError("invalid selector: '%s'; can't understand '%s'" % (text, part))
+        if field not in fields:
+            raise ValueError('field label not supported: %s' % field)
+        requirements.append((fields[field], op == "!=", value))
+    return lambda o: all((get(o) == value) != negated for get, negated, value in requirements)
+
+
+def selected_event(kind, obj, prev, rv, matches):
+    """What a watch with selector `matches` sees of one change (None: nothing)."""
+    if kind == "MODIFIED" and prev is not None:
+        now, before = matches(obj), matches(prev)
+        if now:
+            return ("MODIFIED" if before else "ADDED"), obj
+        return ("DELETED", dict(prev, rv=rv)) if before else None
+    return (kind, obj) if matches(obj) else None
 
 BUILTIN = [
     # group, version, plural, singular, kind, namespaced
@@ -85,7 +135,8 @@ class State:
         for group_objects in objects.values():
             for o in group_objects:
                 o["rv"] = self.resource_version
-        self.history = []  # (rv, resource key, event type, object)
+                o.setdefault("creationTimestamp", now_timestamp())
+        self.history = []  # (rv, resource key, event type, object, previous object or None)
         self.oldest_watchable = self.resource_version
         self.gone_as = "event"
         self.cut_generation = 0
@@ -100,17 +151,22 @@ class State:
         objects = self.objects.setdefault(key, [])
         same = [i for i, o in enumerate(objects)
                 if o["name"] == obj["name"] and o.get("namespace") == obj.get("namespace")]
+        prev = None
         if op == "delete":
             for i in reversed(same):
-                obj = dict(objects.pop(i), rv=self.resource_version)
+                prev = objects.pop(i)
+                obj = dict(prev, rv=self.resource_version)
             kind = "DELETED"
         elif same:
+            prev = objects[same[0]]
+            obj.setdefault("creationTimestamp", prev.get("creationTimestamp"))
             objects[same[0]] = obj
             kind = "MODIFIED"
         else:
+            obj.setdefault("creationTimestamp", now_timestamp())
             objects.append(obj)
             kind = "ADDED" if op == "add" else "MODIFIED"
-        self.history.append((self.resource_version, key, kind, obj))
+        self.history.append((self.resource_version, key, kind, obj, prev))
         if len(self.history) > HISTORY:
             dropped = self.history[:len(self.history) - HISTORY]
             self.history = self.history[len(dropped):]
@@ -303,11 +359,20 @@ def make_handler(state, token):
                 return self.status(404, "NotFound", "the server could not find the requested resource")
             if "labelSelector" in query:  # the adapter filters locally; catch it if it changes
                 return self.status(400, "BadRequest", "this fake does not evaluate labelSelector")
-            if query.get("watch", [""])[0] in ("1", "true"):
-                return self.start_watch(url.path, match[0], namespace, query)
-            self.list_objects(url.path, match[0], namespace, query)
+            group, _, plural, _, _, _ = match[0]
+            key = plural + ("." + group if group else "")
+            try:
+                selected = field_selector(query.get("fieldSelector", [""])[0], key)
+            except ValueError as e:
+                return self.status(400, "BadRequest", str(e))
 
-        def start_watch(self, path, resource, namespace, query):
+            def matches(o):
+                return (namespace is None or o.get("namespace") == namespace) and selected(o)
+            if query.get("watch", [""])[0] in ("1", "true"):
+                return self.start_watch(url.path, key, matches, query)
+            self.list_objects(url.path, match[0], matches, query)
+
+        def start_watch(self, path, key, matches, query):
             """Under the lock: counts the watch and answers what needs no stream."""
             state.watch_calls[path] = state.watch_calls.get(path, 0) + 1
             asked = query.get("resourceVersion", [""])[0]
@@ -318,16 +383,13 @@ def make_handler(state, token):
                 return self.status(410, "Expired",
                                    "too old resource version: %d (%d)"
                                    % (since, state.oldest_watchable))
-            group, _, plural, _, _, _ = resource
-            key = plural + ("." + group if group else "")
             replay = []
             if since is None:  # no version: the current objects as ADDED, then changes
-                replay = [("ADDED", o) for o in state.objects.get(key, [])
-                          if namespace is None or o.get("namespace") == namespace]
+                replay = [("ADDED", o) for o in state.objects.get(key, []) if matches(o)]
                 since = state.resource_version
-            self.watch_request = (key, namespace, since, gone, replay, query)
+            self.watch_request = (key, matches, since, gone, replay, query)
 
-        def stream_watch(self, key, namespace, since, gone, replay, query):
+        def stream_watch(self, key, matches, since, gone, replay, query):
             timeout = float(query.get("timeoutSeconds", ["1800"])[0])
             bookmarks = query.get("allowWatchBookmarks", [""])[0] == "true"
             metadata_only = "as=PartialObjectMetadata" in (self.headers.get("Accept") or "")
@@ -344,7 +406,7 @@ def make_handler(state, token):
                         % (since, state.oldest_watchable)})
                     return self.end_chunks()
                 for kind, o in replay:
-                    self.write_event(kind, self.watch_object(o, metadata_only))
+                    self.write_event(kind, self.watch_object(key, o, metadata_only))
                 with state.lock:
                     generation = state.cut_generation
                 ends = time.monotonic() + timeout
@@ -354,12 +416,14 @@ def make_handler(state, token):
                         state.changed.wait(timeout=0.05)
                         if state.cut_generation != generation:
                             return self.cut()
-                        events = [(rv, kind, o) for rv, k, kind, o in state.history
-                                  if rv > since and k == key
-                                  and (namespace is None or o.get("namespace") == namespace)]
+                        events = [(rv, selected_event(kind, o, prev, rv, matches))
+                                  for rv, k, kind, o, prev in state.history
+                                  if rv > since and k == key]
                         current = state.resource_version
-                    for rv, kind, o in events:
-                        self.write_event(kind, self.watch_object(o, metadata_only))
+                    for rv, selected in events:
+                        if selected:
+                            self.write_event(selected[0],
+                                             self.watch_object(key, selected[1], metadata_only))
                         since = rv
                     now = time.monotonic()
                     if now >= ends:
@@ -390,13 +454,13 @@ def make_handler(state, token):
             except OSError:
                 pass
 
-        def watch_object(self, o, metadata_only):
+        def watch_object(self, key, o, metadata_only):
             if metadata_only:
                 return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                         "metadata": self.meta(o)}
-            return {"metadata": self.meta(o), "spec": {}, "status": {}}
+            return {"metadata": self.meta(o), "spec": {}, "status": self.object_status(key, o)}
 
-        def list_objects(self, path, resource, namespace, query):
+        def list_objects(self, path, resource, matches, query):
             group, version, plural, _, kind, _ = resource
             state.list_attempts += 1
             fault = state.fault
@@ -411,8 +475,7 @@ def make_handler(state, token):
                                                   or "continue" in query)
             state.list_calls[path] = state.list_calls.get(path, 0) + 1
             key = plural + ("." + group if group else "")
-            objects = [o for o in state.objects.get(key, [])
-                       if namespace is None or o.get("namespace") == namespace]
+            objects = [o for o in state.objects.get(key, []) if matches(o)]
             start = int(query.get("continue", ["0"])[0])
             limit = int(query.get("limit", ["0"])[0]) or len(objects) or 1
             page = objects[start:start + limit]
@@ -427,7 +490,8 @@ def make_handler(state, token):
                 return self.send_json(200, {"kind": "PartialObjectMetadataList",
                                             "apiVersion": "meta.k8s.io/v1",
                                             "metadata": metadata, "items": items}, cut=cut)
-            items = [{"metadata": self.meta(o), "spec": {}, "status": {}} for o in page]
+            items = [{"metadata": self.meta(o), "spec": {}, "status": self.object_status(key, o)}
+                     for o in page]
             self.send_json(200, {"kind": kind + "List", "apiVersion": api_version,
                                  "metadata": metadata, "items": items}, cut=cut)
 
@@ -438,7 +502,13 @@ def make_handler(state, token):
                     "labels": o.get("labels", {})}
             if o.get("namespace"):
                 meta["namespace"] = o["namespace"]
+            if o.get("creationTimestamp"):
+                meta["creationTimestamp"] = o["creationTimestamp"]
             return meta
+
+        @staticmethod
+        def object_status(key, o):
+            return {"phase": pod_phase(o)} if key == "pods" else {}
 
         def log_message(self, *unused):
             pass

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics_adapter/config/config.h"
@@ -53,6 +54,17 @@ class FakeLister : public kube::ObjectLister {
   std::vector<std::string> listNames(const kube::ResourceInfo&, const std::string&,
                                      const promql::LabelSelector&) override {
     return names;
+  }
+  std::vector<kube::ObjectMeta> listObjects(const kube::ResourceInfo&, const std::string&,
+                                            const promql::LabelSelector&,
+                                            const std::string& = "") override {
+    std::vector<kube::ObjectMeta> objects;
+    for (const auto& name : names) {
+      kube::ObjectMeta object;
+      object.name = name;
+      objects.push_back(std::move(object));
+    }
+    return objects;
   }
 };
 

@@ -159,6 +159,125 @@ TEST_F(CachedObjectListerTest, StopEndsEveryWatchAndLaterRequestsFail) {
   EXPECT_THROW(list("app=web"), KubeError);
 }
 
+class ListObjectsTest : public CachedObjectListerTest {
+ protected:
+  static constexpr const char* kRunning = "status.phase=Running";
+  static constexpr const char* kRunningQuery = "&fieldSelector=status.phase%3DRunning";
+
+  void SetUp() override {
+    CachedObjectListerTest::SetUp();
+    api_->setPage(std::string("/api/v1/namespaces/default/pods?limit=2") + kRunningQuery,
+                  listPage({metadataObject("web-1", {{"app", "web"}})}, "7"));
+    api_->setPage(std::string("/api/v1/pods?limit=2") + kRunningQuery,
+                  listPage({metadataObject("x", {{"app", "web"}}, "", "a-b"),
+                            metadataObject("web-1", {{"app", "web"}}),
+                            metadataObject("y", {{"app", "db"}}, "", "a")},
+                           "7", "more"));
+    api_->setPage(std::string("/api/v1/pods?limit=2") + kRunningQuery + "&continue=more",
+                  listPage({metadataObject("x", {{"app", "web"}}, "", "a")}, "7"));
+  }
+
+  static std::vector<std::string> keys(const std::vector<ObjectMeta>& objects) {
+    std::vector<std::string> out;
+    out.reserve(objects.size());
+    for (const auto& object : objects) out.push_back(object.namespace_name + "/" + object.name);
+    return out;
+  }
+
+  std::vector<ObjectMeta> objects(const std::string& namespace_name, const std::string& selector,
+                                  const std::string& field_selector = kRunning) {
+    return lister_->listObjects(pods(), namespace_name, promql::parseLabelSelector(selector),
+                                field_selector);
+  }
+
+  std::size_t getsOf(const std::string& prefix) const {
+    std::size_t count = 0;
+    for (const auto& path : api_->gets()) count += path.rfind(prefix, 0) == 0 ? 1 : 0;
+    return count;
+  }
+};
+
+TEST_F(ListObjectsTest, SortedByNamespaceThenNameAndFilteredByTheLabelSelector) {
+  makeLister({.timeout = 1s, .page_size = 2});
+  const struct {
+    const char* namespace_name;
+    const char* selector;
+    std::vector<std::string> keys;
+  } cases[] = {
+      {"", "", {"a/x", "a/y", "a-b/x", "default/web-1"}},
+      {"", "app=web", {"a/x", "a-b/x", "default/web-1"}},
+      {"", "app in (db)", {"a/y"}},
+      {"", "app=none", {}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(keys(objects(c.namespace_name, c.selector)), c.keys)
+        << c.namespace_name << " " << c.selector;
+  }
+  EXPECT_EQ(lister_->stats().entries, 1u);
+  EXPECT_EQ(lister_->stats().list_calls, 1u);
+}
+
+TEST_F(ListObjectsTest, EachFieldSelectorHasItsOwnInformer) {
+  makeLister({.timeout = 1s, .page_size = 2});
+  EXPECT_EQ(keys(objects("default", "app=web")), (std::vector<std::string>{"default/web-1"}));
+  EXPECT_EQ(keys(objects("default", "app=web", "")),
+            (std::vector<std::string>{"default/web-1", "default/web-2"}));
+  EXPECT_EQ(list("app=web"), (std::vector<std::string>{"web-1", "web-2"}));  // shares the second
+  EXPECT_EQ(lister_->stats().entries, 2u);
+  ASSERT_TRUE(eventually([&] { return api_->watches().size() == 2; }));
+  std::size_t selected_watches = 0;
+  for (const auto& watch : api_->watches()) {
+    selected_watches += watch.find(kRunningQuery) != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(selected_watches, 1u);
+}
+
+TEST_F(ListObjectsTest, ANamespaceIsAnsweredFromTheAllNamespacesInformerOnceItServes) {
+  makeLister({.timeout = 1s, .page_size = 2});
+  EXPECT_EQ(keys(objects("default", "")), (std::vector<std::string>{"default/web-1"}));
+  api_->setPage(std::string("/api/v1/namespaces/a/pods?limit=2") + kRunningQuery,
+                listPage({}, "7"));
+  EXPECT_EQ(keys(objects("a", "")), (std::vector<std::string>{}));  // its own informer
+  EXPECT_EQ(lister_->stats().entries, 2u);
+  EXPECT_EQ(objects("", "").size(), 4u);
+  const std::size_t gets = api_->gets().size();
+  // Served from the all-namespaces list, filtered; the namespace's informer is stopped.
+  EXPECT_EQ(keys(objects("a", "")), (std::vector<std::string>{"a/x", "a/y"}));
+  EXPECT_EQ(keys(objects("default", "app=web")), (std::vector<std::string>{"default/web-1"}));
+  EXPECT_EQ(keys(objects("empty", "")), (std::vector<std::string>{}));
+  EXPECT_EQ(api_->gets().size(), gets);
+  EXPECT_EQ(lister_->stats().entries, 1u);
+  // Other field selectors are not answered from it.
+  EXPECT_EQ(list("app=web"), (std::vector<std::string>{"web-1", "web-2"}));
+  EXPECT_EQ(lister_->stats().entries, 2u);
+}
+
+TEST_F(ListObjectsTest, AFailingAllNamespacesListLeavesTheNamespacesTheirOwn) {
+  api_->setPage(std::string("/api/v1/pods?limit=2") + kRunningQuery, listPage({}, "7", "missing"));
+  makeLister({.timeout = 1s, .page_size = 2, .backoff_initial = 1h});
+  EXPECT_THROW(objects("", ""), KubeError);  // the second page is not found
+  EXPECT_EQ(keys(objects("default", "")), (std::vector<std::string>{"default/web-1"}));
+  EXPECT_EQ(keys(objects("default", "")), (std::vector<std::string>{"default/web-1"}));
+  EXPECT_EQ(lister_->stats().entries, 2u);
+  EXPECT_EQ(getsOf("/api/v1/namespaces/default/pods"), 1u);
+}
+
+TEST_F(ListObjectsTest, AClusterScopedResourceHasOneInformerWhateverTheNamespace) {
+  const ResourceInfo nodes{"", "v1", "Node", "nodes", "node", false};
+  api_->setPage(
+      "/api/v1/nodes?limit=2",
+      listPage({metadataObject("node-2", {}, "", ""), metadataObject("node-1", {}, "", "")}, "7"));
+  makeLister({.timeout = 1s, .page_size = 2});
+  const auto all = lister_->listObjects(nodes, "", promql::parseLabelSelector(""));
+  EXPECT_EQ(keys(all), (std::vector<std::string>{"/node-1", "/node-2"}));
+  EXPECT_EQ(keys(lister_->listObjects(nodes, "default", promql::parseLabelSelector(""))),
+            keys(all));
+  EXPECT_EQ(lister_->listNames(nodes, "other", promql::parseLabelSelector("")),
+            (std::vector<std::string>{"node-1", "node-2"}));
+  EXPECT_EQ(lister_->stats().entries, 1u);
+  EXPECT_EQ(lister_->stats().list_calls, 1u);
+}
+
 TEST(ListPathTest, Table) {
   const ResourceInfo deployments{"apps", "v1", "Deployment", "deployments", "deployment", true};
   const ResourceInfo nodes{"", "v1", "Node", "nodes", "node", false};

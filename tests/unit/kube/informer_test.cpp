@@ -218,6 +218,68 @@ TEST_F(InformerTest, AWatchThatWouldExceedTheObjectBoundListsAgain) {
   EXPECT_LE(informer_->stats().objects, 3u);
 }
 
+TEST_F(InformerTest, TheFieldSelectorGoesOnEveryListPageAndWatch) {
+  options_.field_selector = "status.phase=Running,metadata.name!=web 2";
+  const std::string query = "&fieldSelector=status.phase%3DRunning%2Cmetadata.name%21%3Dweb%202";
+  const std::string first_page = kFirstPage + query;
+  api_->setPage(first_page, listPage({metadataObject("web-1", {})}, "10", "next/1"));
+  api_->setPage(first_page + "&continue=next%2F1", listPage({metadataObject("web-3", {})}, "10"));
+  start();
+  EXPECT_EQ(names(), (std::vector<std::string>{"web-1", "web-3"}));
+  EXPECT_EQ(api_->gets(),
+            (std::vector<std::string>{first_page, first_page + "&continue=next%2F1"}));
+  ASSERT_TRUE(eventually([&] { return !api_->watches().empty(); }));
+  EXPECT_NE(api_->watches()[0].find(query), std::string::npos) << api_->watches()[0];
+  // The watch after a closed one asks with the same selector.
+  api_->push(FakeWatchApi::End{});
+  ASSERT_TRUE(eventually([&] { return api_->watches().size() >= 2; }));
+  EXPECT_NE(api_->watches()[1].find(query), std::string::npos) << api_->watches()[1];
+  EXPECT_EQ(informer_->key(), "pods/default?status.phase=Running,metadata.name!=web 2");
+}
+
+TEST_F(InformerTest, KeepsNamespaceAndCreationTimestampSortedByNamespaceThenName) {
+  const auto created = [](nlohmann::json object, const std::string& timestamp) {
+    object["metadata"]["creationTimestamp"] = timestamp;
+    return object;
+  };
+  // "a-b/x" sorts before "a/x" as one string; by namespace, then name, "a" comes first.
+  api_->setPage("/api/v1/pods?limit=2",
+                listPage({created(metadataObject("x", {}, "", "a-b"), "2024-05-01T10:00:00Z"),
+                          metadataObject("y", {}, "", "a")},
+                         "10", "more"));
+  api_->setPage("/api/v1/pods?limit=2&continue=more",
+                listPage({metadataObject("x", {{"app", "web"}}, "", "a")}, "10"));
+  informer_ = std::make_unique<Informer>(api_, pods(), "", options_, metrics_, [] { return 0.0; });
+  informer_->start();
+  const auto listed = informer_->objects(Informer::SteadyClock::now() + 5s);
+  std::vector<std::string> keys;
+  for (const auto& object : *listed) keys.push_back(object.namespace_name + "/" + object.name);
+  EXPECT_EQ(keys, (std::vector<std::string>{"a/x", "a/y", "a-b/x"}));
+  EXPECT_EQ(listed->at(2).creation_timestamp, "2024-05-01T10:00:00Z");
+  EXPECT_EQ(listed->at(0).creation_timestamp, "");
+  EXPECT_EQ(listed->at(0).labels.at("app"), "web");
+  // A watch event replaces the object of the same namespace and name only.
+  api_->push(event("MODIFIED", created(metadataObject("x", {{"app", "moved"}}, "11", "a-b"),
+                                       "2024-05-02T00:00:00Z")));
+  ASSERT_TRUE(eventually([&] { return informer_->stats().resource_version == "11"; }));
+  const auto watched = informer_->objects(Informer::SteadyClock::now());
+  ASSERT_EQ(watched->size(), 3u);
+  EXPECT_EQ(watched->at(2).labels.at("app"), "moved");
+  EXPECT_EQ(watched->at(2).creation_timestamp, "2024-05-02T00:00:00Z");
+  EXPECT_EQ(watched->at(0).labels.at("app"), "web");
+  // A cluster-scoped object has no namespace.
+  api_->push(event("ADDED", metadataObject("z", {}, "12", "")));
+  ASSERT_TRUE(eventually([&] { return informer_->stats().objects == 4; }));
+  EXPECT_EQ(informer_->objects(Informer::SteadyClock::now())->front().namespace_name, "");
+}
+
+TEST(InformerKeyTest, Table) {
+  const ResourceInfo nodes{"", "v1", "Node", "nodes", "node", false};
+  EXPECT_EQ(informerKey(pods(), "default", ""), "pods/default");
+  EXPECT_EQ(informerKey(pods(), "", "status.phase=Running"), "pods/?status.phase=Running");
+  EXPECT_EQ(informerKey(nodes, "ignored", ""), "nodes/");
+}
+
 TEST(ObjectBudgetTest, TakesUpToTheLimitAndGivesBack) {
   ObjectBudget budget(10);
   EXPECT_TRUE(budget.take(6));
