@@ -77,9 +77,9 @@ QueryOutcome attempt(const discovery::CompiledResourceRule& rule, std::string_vi
   } catch (const ResourceQueryError& e) {
     outcome.error = e;
   } catch (const std::exception& e) {
-    outcome.error = ResourceQueryError(std::string(field) + " of " + rule.id + " failed: " +
-                                           e.what() + " (query: " + promql + ")",
-                                       promql, std::current_exception());
+    outcome.error = ResourceQueryError(
+        std::string(field) + " of " + rule.id + " failed: " + e.what() + " (query: " + promql + ")",
+        promql, std::current_exception());
   }
   return outcome;
 }
@@ -135,16 +135,17 @@ PodMetricsResult ResourceMetrics::podMetrics(const discovery::CompiledResourceRu
   for (const PodRef& pod : pods) names_by_namespace[pod.namespace_name].push_back(pod.name);
   std::vector<std::pair<const std::string*, const std::vector<std::string>*>> namespaces;
   namespaces.reserve(names_by_namespace.size());
-  for (const auto& [name, pod_names] : names_by_namespace) namespaces.emplace_back(&name, &pod_names);
+  for (const auto& [name, pod_names] : names_by_namespace)
+    namespaces.emplace_back(&name, &pod_names);
 
   // Task 2i is namespace i's CPU query, 2i + 1 its memory query.
   std::vector<QueryOutcome> outcomes(2 * namespaces.size());
   runBounded(outcomes.size(), options_.max_concurrent_queries, [&](std::size_t task) {
-    const auto& [namespace_name, pod_names] = namespaces[task / 2];
+    const std::string& namespace_name = *namespaces[task / 2].first;
+    const std::vector<std::string>& pod_names = *namespaces[task / 2].second;
     const discovery::CompiledResourceRule& rule = task % 2 == 0 ? rules.cpu : rules.memory;
     outcomes[task] = attempt(
-        rule, "containerQuery",
-        [&] { return renderPodQuery(rule, *namespace_name, *pod_names); },
+        rule, "containerQuery", [&] { return renderPodQuery(rule, namespace_name, pod_names); },
         [&](const std::string& promql) { return runQuery(promql, at); });
   });
 

@@ -24,7 +24,7 @@ std::string joinNames(const std::vector<std::string>& names) {
 }
 
 std::string render(const discovery::CompiledResourceRule& rule, const promql::Template& query,
-                   std::string_view field, promql::TemplateData data) {
+                   std::string_view field, const promql::TemplateData& data) {
   const std::string what = std::string(field) + " of " + rule.id;
   std::string promql;
   try {
@@ -54,7 +54,7 @@ std::string renderPodQuery(const discovery::CompiledResourceRule& rule,
   data["LabelValuesByName"] = std::move(by_name);
   data["GroupBy"] = group_by[0] + "," + group_by[1];
   data["GroupBySlice"] = std::move(group_by);
-  return render(rule, rule.container_query, "containerQuery", std::move(data));
+  return render(rule, rule.container_query, "containerQuery", data);
 }
 
 std::string renderNodeQuery(const discovery::CompiledResourceRule& rule,
@@ -68,7 +68,7 @@ std::string renderNodeQuery(const discovery::CompiledResourceRule& rule,
       std::map<std::string, std::string>{{rule.node_label, joinNames(node_names)}};
   data["GroupBy"] = rule.node_label;
   data["GroupBySlice"] = std::vector<std::string>{rule.node_label};
-  return render(rule, rule.node_query, "nodeQuery", std::move(data));
+  return render(rule, rule.node_query, "nodeQuery", data);
 }
 
 }  // namespace metrics_adapter::resource

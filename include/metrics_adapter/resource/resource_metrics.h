@@ -33,8 +33,8 @@ struct NamespaceFailure {
 };
 
 struct PodMetricsResult {
-  std::vector<PodUsage> pods;        // in the order asked, each pod once
-  std::vector<Omission> omitted;     // asked for, answered, but without usable values
+  std::vector<PodUsage> pods;              // in the order asked, each pod once
+  std::vector<Omission> omitted;           // asked for, answered, but without usable values
   std::vector<NamespaceFailure> failures;  // sorted by namespace
 };
 

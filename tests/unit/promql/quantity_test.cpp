@@ -144,18 +144,18 @@ constexpr std::int64_t kKi = 1024;
 
 INSTANTIATE_TEST_SUITE_P(
     Canonical, FormatByteQuantityTest,
-    testing::Values(
-        ByteCase{0, "0"}, ByteCase{1, "1"}, ByteCase{100, "100"}, ByteCase{120, "120"},
-        ByteCase{1000, "1k"}, ByteCase{1023, "1023"}, ByteCase{-1000, "-1k"},
-        ByteCase{-1023, "-1023"}, ByteCase{kKi, "1Ki"}, ByteCase{1025, "1025"},
-        ByteCase{1536, "1536"}, ByteCase{2048, "2Ki"}, ByteCase{3100, "3100"},
-        ByteCase{10 * kKi, "10Ki"}, ByteCase{1536 * kKi, "1536Ki"}, ByteCase{1000000, "1000000"},
-        ByteCase{kKi * kKi, "1Mi"}, ByteCase{128 * kKi * kKi, "128Mi"},
-        ByteCase{2 * kKi * kKi * kKi, "2Gi"}, ByteCase{3 * kKi * kKi * kKi, "3Gi"},
-        ByteCase{123456789, "123456789"}, ByteCase{kKi * kKi * kKi * kKi, "1Ti"},
-        ByteCase{std::int64_t{1} << 50, "1Pi"}, ByteCase{std::int64_t{7} << 60, "7Ei"},
-        ByteCase{9223372036854775807, "9223372036854775807"}, ByteCase{-2048, "-2Ki"},
-        ByteCase{std::numeric_limits<std::int64_t>::min(), "-9223372036854775808"}));
+    testing::Values(ByteCase{0, "0"}, ByteCase{1, "1"}, ByteCase{100, "100"}, ByteCase{120, "120"},
+                    ByteCase{1000, "1k"}, ByteCase{1023, "1023"}, ByteCase{-1000, "-1k"},
+                    ByteCase{-1023, "-1023"}, ByteCase{kKi, "1Ki"}, ByteCase{1025, "1025"},
+                    ByteCase{1536, "1536"}, ByteCase{2048, "2Ki"}, ByteCase{3100, "3100"},
+                    ByteCase{10 * kKi, "10Ki"}, ByteCase{1536 * kKi, "1536Ki"},
+                    ByteCase{1000000, "1000000"}, ByteCase{kKi * kKi, "1Mi"},
+                    ByteCase{128 * kKi * kKi, "128Mi"}, ByteCase{2 * kKi * kKi * kKi, "2Gi"},
+                    ByteCase{3 * kKi * kKi * kKi, "3Gi"}, ByteCase{123456789, "123456789"},
+                    ByteCase{kKi * kKi * kKi * kKi, "1Ti"}, ByteCase{std::int64_t{1} << 50, "1Pi"},
+                    ByteCase{std::int64_t{7} << 60, "7Ei"},
+                    ByteCase{9223372036854775807, "9223372036854775807"}, ByteCase{-2048, "-2Ki"},
+                    ByteCase{std::numeric_limits<std::int64_t>::min(), "-9223372036854775808"}));
 
 TEST(TruncateToInt64Test, TruncatesTowardZeroAndRefusesWhatDoesNotFit) {
   EXPECT_EQ(truncateToInt64(0), 0);

@@ -40,8 +40,7 @@ prometheus::QueryResult answerOf(std::vector<prometheus::Sample> samples) {
 
 class ResourceMetricsTest : public ::testing::Test {
  protected:
-  std::shared_ptr<const discovery::CompiledResourceRules> rules_ =
-      test::compileResourceRules();
+  std::shared_ptr<const discovery::CompiledResourceRules> rules_ = test::compileResourceRules();
   std::shared_ptr<FakePrometheus> prometheus_ = std::make_shared<FakePrometheus>();
 
   // The query the provider must send for `pods` of `ns`, built by the renderer under test
@@ -80,14 +79,13 @@ TEST_F(ResourceMetricsTest, PodsAcrossNamespaces) {
   EXPECT_EQ(result.pods[1].name, "pod27");
   EXPECT_EQ(result.pods[1].namespace_name, "other-ns");
   EXPECT_EQ(result.pods[1].timestamp, 270);
-  EXPECT_THAT(result.pods[1].containers,
-              ElementsAre(ContainerUsage{"cont1", 2200000000000, 4200}));
+  EXPECT_THAT(result.pods[1].containers, ElementsAre(ContainerUsage{"cont1", 2200000000000, 4200}));
   EXPECT_EQ(result.pods[2].name, "pod1");
   EXPECT_EQ(result.pods[2].timestamp, 10);
-  EXPECT_THAT(result.pods[2].containers,
-              ElementsAre(ContainerUsage{"cont1", 1100000000000, 3100},
-                          ContainerUsage{"cont2", 1110000000000, 3110}));
+  EXPECT_THAT(result.pods[2].containers, ElementsAre(ContainerUsage{"cont1", 1100000000000, 3100},
+                                                     ContainerUsage{"cont2", 1110000000000, 3110}));
   std::vector<std::string> expected_queries;
+  expected_queries.reserve(answers.size());
   for (const auto& [query, answer] : answers) expected_queries.push_back(query);
   EXPECT_THAT(prometheus_->queries, UnorderedElementsAreArray(expected_queries));
 }
@@ -102,11 +100,10 @@ TEST_F(ResourceMetricsTest, NoPodsNoQueries) {
 
 TEST_F(ResourceMetricsTest, PodAskedTwiceIsServedOnce) {
   prometheus_->answer = [](const std::string&) { return answerOf({podValue("p", "c", 1)}); };
-  const PodMetricsResult result =
-      metrics().podMetrics(*rules_, {{"ns", "p"}, {"ns", "p"}}, kAt);
+  const PodMetricsResult result = metrics().podMetrics(*rules_, {{"ns", "p"}, {"ns", "p"}}, kAt);
   ASSERT_EQ(result.pods.size(), 1U);
   EXPECT_THAT(prometheus_->queries, UnorderedElementsAreArray({podQuery(false, "ns", {"p"}),
-                                                              podQuery(true, "ns", {"p"})}));
+                                                               podQuery(true, "ns", {"p"})}));
 }
 
 TEST_F(ResourceMetricsTest, FailingNamespaceDoesNotHideTheOthers) {
@@ -127,7 +124,8 @@ TEST_F(ResourceMetricsTest, FailingNamespaceDoesNotHideTheOthers) {
   EXPECT_EQ(failure.namespace_name, "broken");
   EXPECT_EQ(failure.error.query(), failing);
   EXPECT_THAT(failure.error.what(), HasSubstr("containerQuery of resourceRules.memory failed: "
-                                              "connection refused (query: " + failing + ")"));
+                                              "connection refused (query: " +
+                                              failing + ")"));
   ASSERT_NE(failure.error.cause(), nullptr);
   try {
     std::rethrow_exception(failure.error.cause());
@@ -202,6 +200,7 @@ TEST_P(BoundedConcurrencyTest, NeverMoreQueriesAtOnceThanTheLimit) {
   ConcurrencyProbe probe;
   prometheus_->answer = [&probe](const std::string&) { return probe.answer(); };
   std::vector<PodRef> pods;
+  pods.reserve(GetParam().namespaces);
   for (std::size_t i = 0; i < GetParam().namespaces; ++i) {
     pods.push_back({"ns-" + std::to_string(i), "p"});
   }
@@ -235,6 +234,7 @@ TEST_F(ResourceMetricsTest, QueriesRunInParallelUpToTheLimit) {
     return answerOf({podValue("p", "c", 1)});
   };
   std::vector<PodRef> pods;
+  pods.reserve(10);
   for (int i = 0; i < 10; ++i) pods.push_back({"ns-" + std::to_string(i), "p"});
   ResourceMetricsOptions options;
   options.max_concurrent_queries = 4;
@@ -249,8 +249,7 @@ TEST_F(ResourceMetricsTest, NodesAsUpstream) {
     return answerOf({prometheus::Sample{{{"instance", "node1"}}, cpu ? 1100.0 : 2100.0, 10},
                      prometheus::Sample{{{"instance", "node2"}}, cpu ? 1200.0 : 2200.0, 12}});
   };
-  const NodeMetricsResult result =
-      metrics().nodeMetrics(*rules_, {"node2", "node3", "node1"}, kAt);
+  const NodeMetricsResult result = metrics().nodeMetrics(*rules_, {"node2", "node3", "node1"}, kAt);
   ASSERT_EQ(result.nodes.size(), 2U);
   EXPECT_EQ(result.nodes[0].name, "node2");  // in the order asked
   EXPECT_EQ(result.nodes[0].cpu_nanocores, 1200000000000);
@@ -258,10 +257,10 @@ TEST_F(ResourceMetricsTest, NodesAsUpstream) {
   EXPECT_EQ(result.nodes[1].name, "node1");
   ASSERT_EQ(result.omitted.size(), 1U);
   EXPECT_EQ(result.omitted[0].name, "node3");
-  EXPECT_THAT(prometheus_->queries,
-              UnorderedElementsAreArray(
-                  {renderNodeQuery(rules_->cpu, {"node1", "node2", "node3"}),
-                   renderNodeQuery(rules_->memory, {"node1", "node2", "node3"})}));
+  EXPECT_THAT(
+      prometheus_->queries,
+      UnorderedElementsAreArray({renderNodeQuery(rules_->cpu, {"node1", "node2", "node3"}),
+                                 renderNodeQuery(rules_->memory, {"node1", "node2", "node3"})}));
 }
 
 TEST_F(ResourceMetricsTest, FailingNodeQueryIsAnErrorNamingIt) {
@@ -278,7 +277,8 @@ TEST_F(ResourceMetricsTest, FailingNodeQueryIsAnErrorNamingIt) {
     FAIL() << "no error";
   } catch (const ResourceQueryError& e) {
     EXPECT_EQ(e.query(), failing);
-    EXPECT_THAT(e.what(), HasSubstr("nodeQuery of resourceRules.cpu failed: bad_data: parse error"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("nodeQuery of resourceRules.cpu failed: bad_data: parse error"));
     EXPECT_NE(e.cause(), nullptr);
   }
 }

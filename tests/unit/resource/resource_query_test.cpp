@@ -36,28 +36,52 @@ TEST_P(PodQueryTest, RendersAsUpstream) {
 INSTANTIATE_TEST_SUITE_P(
     Upstream, PodQueryTest,
     ::testing::Values(
-        PodQueryCase{"CpuTwoPods", false, "some-ns", {"pod1", "pod3"},
+        PodQueryCase{"CpuTwoPods",
+                     false,
+                     "some-ns",
+                     {"pod1", "pod3"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"some-ns\","
                      "pod=~\"pod1|pod3\"}[1m])) by (pod,container)"},
-        PodQueryCase{"CpuOnePod", false, "other-ns", {"pod27"},
+        PodQueryCase{"CpuOnePod",
+                     false,
+                     "other-ns",
+                     {"pod27"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"other-ns\","
                      "pod=\"pod27\"}[1m])) by (pod,container)"},
-        PodQueryCase{"MemoryTwoPods", true, "some-ns", {"pod1", "pod3"},
+        PodQueryCase{"MemoryTwoPods",
+                     true,
+                     "some-ns",
+                     {"pod1", "pod3"},
                      "sum(container_memory_working_set_bytes{namespace=\"some-ns\","
                      "pod=~\"pod1|pod3\"}) by (pod,container)"},
-        PodQueryCase{"MemoryWithMissingPod", true, "some-ns", {"pod1", "pod-nonexistant"},
+        PodQueryCase{"MemoryWithMissingPod",
+                     true,
+                     "some-ns",
+                     {"pod1", "pod-nonexistant"},
                      "sum(container_memory_working_set_bytes{namespace=\"some-ns\","
                      "pod=~\"pod-nonexistant|pod1\"}) by (pod,container)"},
-        PodQueryCase{"SortedAndDeduplicated", false, "ns", {"pod3", "pod1", "pod3"},
+        PodQueryCase{"SortedAndDeduplicated",
+                     false,
+                     "ns",
+                     {"pod3", "pod1", "pod3"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"ns\","
                      "pod=~\"pod1|pod3\"}[1m])) by (pod,container)"},
-        PodQueryCase{"OneNameTwice", false, "ns", {"web.1", "web.1"},
+        PodQueryCase{"OneNameTwice",
+                     false,
+                     "ns",
+                     {"web.1", "web.1"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"ns\","
                      "pod=\"web.1\"}[1m])) by (pod,container)"},
-        PodQueryCase{"DotsEscapedInAlternation", false, "ns", {"web.1", "web-2"},
+        PodQueryCase{"DotsEscapedInAlternation",
+                     false,
+                     "ns",
+                     {"web.1", "web-2"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"ns\","
                      "pod=~\"web-2|web\\\\.1\"}[1m])) by (pod,container)"},
-        PodQueryCase{"QuotesCannotInject", false, "a\"}or vector(1)#", {"p"},
+        PodQueryCase{"QuotesCannotInject",
+                     false,
+                     "a\"}or vector(1)#",
+                     {"p"},
                      "sum(rate(container_cpu_usage_seconds_total{namespace=\"a\\\"}or "
                      "vector(1)#\",pod=\"p\"}[1m])) by (pod,container)"}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -79,8 +103,12 @@ TEST(NodeQueryTest, RendersAsUpstream) {
 std::string rulesWith(const std::string& container_query, const std::string& node_query) {
   return "resourceRules:\n"
          "  cpu:\n"
-         "    containerQuery: '" + container_query + "'\n"
-         "    nodeQuery: '" + node_query + "'\n"
+         "    containerQuery: '" +
+         container_query +
+         "'\n"
+         "    nodeQuery: '" +
+         node_query +
+         "'\n"
          "    resources: {template: 'kube_<<.Resource>>'}\n"
          "    containerLabel: container_name\n"
          "  memory:\n"
@@ -116,12 +144,11 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"LabelMatchers", "<<.LabelMatchers>>",
                   "kube_namespace=\"ns\",kube_pod=~\"p1|p2\"", "kube_node=~\"n1|n2\""},
         FieldCase{"GroupBy", "<<.GroupBy>>", "kube_pod,container_name", "kube_node"},
-        FieldCase{"GroupBySlice", "<<.GroupBySlice>>", "[kube_pod container_name]",
-                  "[kube_node]"},
+        FieldCase{"GroupBySlice", "<<.GroupBySlice>>", "[kube_pod container_name]", "[kube_node]"},
         FieldCase{"LabelValuesByName", "<<.LabelValuesByName>>",
                   "map[kube_namespace:ns kube_pod:p1|p2]", "map[kube_node:n1|n2]"},
-        FieldCase{"LabelValuesByNameIndex", "<<index .LabelValuesByName \"kube_pod\">>-",
-                  "p1|p2-", "-"}),
+        FieldCase{"LabelValuesByNameIndex", "<<index .LabelValuesByName \"kube_pod\">>-", "p1|p2-",
+                  "-"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ResourceQueryErrorTest, EmptyRenderingNamesTheRule) {
