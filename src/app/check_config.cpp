@@ -369,7 +369,8 @@ std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterCo
                                                          std::vector<std::string>* warnings) {
   auto rule_set = std::make_shared<discovery::RuleSet>();
   rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
-  rule_set->rules = discovery::compileRules(config, *rule_set->mapper, warnings);
+  rule_set->rules =
+      discovery::compileRules(config, *rule_set->mapper, warnings, &rule_set->resource_rules);
   return rule_set;
 }
 

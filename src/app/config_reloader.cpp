@@ -14,7 +14,8 @@ std::shared_ptr<const discovery::RuleSet> compileRuleSet(
   auto rule_set = std::make_shared<discovery::RuleSet>();
   rule_set->mapper = std::move(mapper);
   std::vector<std::string> warnings;
-  rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
+  rule_set->rules =
+      discovery::compileRules(config, *rule_set->mapper, &warnings, &rule_set->resource_rules);
   for (const auto& warning : warnings) spdlog::warn("{}", warning);
   return rule_set;
 }

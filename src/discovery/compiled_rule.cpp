@@ -1,5 +1,6 @@
 #include "metrics_adapter/discovery/compiled_rule.h"
 
+#include <optional>
 #include <set>
 #include <string_view>
 #include <type_traits>
@@ -53,12 +54,33 @@ class RuleCompiler {
                      .metrics_query = std::move(metrics_query)});
   }
 
-  // resourceRules are not served, but a config that names them must still be valid
-  // (docs/api-contract.md "prometheus-adapter: config validation at load").
-  void validate(const config::ResourceRule& rule, const std::string& path) {
-    if (!rule.container_query.empty()) parseQuery(rule.container_query, path + ".containerQuery");
-    if (!rule.node_query.empty()) parseQuery(rule.node_query, path + ".nodeQuery");
-    converter(rule.resources, config_.source + ": " + path);
+  // One resourceRules entry: upstream's start-up checks (templates parse, resources valid)
+  // plus ours: both queries present, and labels for namespaces, pods and nodes, without which
+  // every metrics.k8s.io request would fail.
+  CompiledResourceRule compileResource(const config::ResourceRule& rule, const std::string& id) {
+    const std::string container_path = id + ".containerQuery";
+    const std::string node_path = id + ".nodeQuery";
+    if (isBlank(rule.container_query)) fail(container_path, "must not be empty");
+    promql::Template container_query = parseQuery(rule.container_query, container_path);
+    if (isBlank(rule.node_query)) fail(node_path, "must not be empty");
+    promql::Template node_query = parseQuery(rule.node_query, node_path);
+    ResourceConverter resources = converter(rule.resources, config_.source + ": " + id);
+    std::string namespace_label = requiredLabel(resources, "namespaces", id);
+    std::string pod_label = requiredLabel(resources, "pods", id);
+    std::string node_label = requiredLabel(resources, "nodes", id);
+    if (warnings_ != nullptr && rule.container_label.empty()) {
+      warnings_->push_back(config::formatConfigError(
+          config_, id + ".containerLabel",
+          "empty: the containers of a pod are not told apart (one container named \"\")"));
+    }
+    return CompiledResourceRule{.id = id,
+                                .source = rule,
+                                .resources = std::move(resources),
+                                .container_query = std::move(container_query),
+                                .node_query = std::move(node_query),
+                                .namespace_label = std::move(namespace_label),
+                                .pod_label = std::move(pod_label),
+                                .node_label = std::move(node_label)};
   }
 
  private:
@@ -102,6 +124,20 @@ class RuleCompiler {
     }
   }
 
+  std::string requiredLabel(const ResourceConverter& resources, std::string_view plural,
+                            const std::string& id) {
+    const auto resource = mapper_.resourceFor("", plural);
+    std::optional<std::string> label;
+    if (resource) label = resources.labelForResource(*resource);
+    if (!label || label->empty()) {
+      const std::string singular = resource ? resource->singular : std::string(plural);
+      fail(id + ".resources", "maps no label to " + std::string(plural) +
+                                  "; add an override such as `" + singular +
+                                  ": {resource: " + singular + "}`");
+    }
+    return *label;
+  }
+
   [[noreturn]] void fail(const std::string& path, std::string_view problem) {
     throw config::ConfigError(config::formatConfigError(config_, path, problem));
   }
@@ -113,9 +149,10 @@ class RuleCompiler {
 
 }  // namespace
 
-std::vector<std::shared_ptr<const CompiledRule>> compileRules(const config::AdapterConfig& config,
-                                                              const kube::RestMapper& mapper,
-                                                              std::vector<std::string>* warnings) {
+std::vector<std::shared_ptr<const CompiledRule>> compileRules(
+    const config::AdapterConfig& config, const kube::RestMapper& mapper,
+    std::vector<std::string>* warnings,
+    std::shared_ptr<const CompiledResourceRules>* resource_rules) {
   RuleCompiler compiler(config, mapper, warnings);
   std::vector<std::shared_ptr<const CompiledRule>> rules;
   rules.reserve(config.rules.size() + config.external_rules.size());
@@ -130,10 +167,14 @@ std::vector<std::shared_ptr<const CompiledRule>> compileRules(const config::Adap
   for (std::size_t i = 0; i < config.external_rules.size(); ++i) {
     add(compiler.compile(RuleKind::kExternal, i, config.external_rules[i]));
   }
+  std::shared_ptr<const CompiledResourceRules> compiled_resource_rules;
   if (config.resource_rules) {
-    compiler.validate(config.resource_rules->cpu, "resourceRules.cpu");
-    compiler.validate(config.resource_rules->memory, "resourceRules.memory");
+    compiled_resource_rules = std::make_shared<const CompiledResourceRules>(CompiledResourceRules{
+        .cpu = compiler.compileResource(config.resource_rules->cpu, "resourceRules.cpu"),
+        .memory = compiler.compileResource(config.resource_rules->memory, "resourceRules.memory"),
+        .window = config.resource_rules->window});
   }
+  if (resource_rules != nullptr) *resource_rules = std::move(compiled_resource_rules);
   return rules;
 }
 

@@ -1,7 +1,9 @@
 #include "metrics_adapter/promql/quantity.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 namespace metrics_adapter::promql {
@@ -11,9 +13,13 @@ namespace {
 // that every DCGM int64 blank sentinel (9223372036854775792..807) rounds to.
 constexpr double kTwoPow63 = 9223372036854775808.0;
 
-// Decimal SI suffix for an exponent that is a multiple of 3 in [-3, 18].
+// Decimal SI suffix for an exponent that is a multiple of 3 in [-9, 18].
 std::string_view suffixFor(int exponent) {
   switch (exponent) {
+    case -9:
+      return "n";
+    case -6:
+      return "u";
     case -3:
       return "m";
     case 3:
@@ -46,12 +52,10 @@ std::string formatIntegerDigits(std::string_view digits) {
   return out;
 }
 
-}  // namespace
-
-std::string formatMilliQuantity(std::int64_t milli) {
-  if (milli == 0) return "0";
-  std::int64_t mantissa = milli;
-  int exponent = -3;
+// Canonical DecimalSI of mantissa * 10^exponent (apimachinery's int64Amount.AsCanonicalBytes):
+// trailing zeros move into the exponent, which is then lowered to a multiple of 3.
+std::string formatDecimal(std::int64_t mantissa, int exponent) {
+  if (mantissa == 0) return "0";
   while ((mantissa >= 10 || mantissa <= -10) && mantissa % 10 == 0) {
     mantissa /= 10;
     ++exponent;
@@ -69,6 +73,35 @@ std::string formatMilliQuantity(std::int64_t milli) {
   std::string out = std::to_string(mantissa);
   out += suffixFor(exponent);
   return out;
+}
+
+}  // namespace
+
+std::string formatMilliQuantity(std::int64_t milli) { return formatDecimal(milli, -3); }
+
+std::string formatNanoQuantity(std::int64_t nanos) { return formatDecimal(nanos, -9); }
+
+std::string formatByteQuantity(std::int64_t bytes) {
+  if (bytes > -1024 && bytes < 1024) return formatDecimal(bytes, 0);
+  // Go negates the value before removing factors; for the minimum that negation overflows to
+  // itself and no factor is removed, so it prints as plain digits.
+  if (bytes == std::numeric_limits<std::int64_t>::min()) return std::to_string(bytes);
+  static constexpr std::array<std::string_view, 7> kBinarySuffixes = {"",   "Ki", "Mi", "Gi",
+                                                                      "Ti", "Pi", "Ei"};
+  std::size_t power = 0;
+  // |int64| < 2^63 = 8 * 1024^6, so at most 6 factors of 1024 come out.
+  while (bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++power;
+  }
+  std::string out = std::to_string(bytes);
+  out += kBinarySuffixes[power];
+  return out;
+}
+
+std::optional<std::int64_t> truncateToInt64(double value) {
+  if (!std::isfinite(value) || std::fabs(value) >= kTwoPow63) return std::nullopt;
+  return static_cast<std::int64_t>(value);
 }
 
 std::optional<std::string> sampleToQuantity(double value) {

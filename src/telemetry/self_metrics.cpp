@@ -67,6 +67,13 @@ struct SelfMetrics::Impl {
                                  "(NaN, infinite, before 1970 or after 9999).")
                              .Register(registry)
                              .Add({});
+  Family<Counter>& resource_omissions =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_resource_metrics_omitted_total")
+          .Help(
+              "metrics.k8s.io pods and nodes left out of answers, by reason (no_data: no sample; "
+              "bad_value: NaN, infinite, negative or too large).")
+          .Register(registry);
   Histogram& relist_duration = prometheus::BuildHistogram()
                                    .Name("metrics_adapter_relist_duration_seconds")
                                    .Help("Duration of one rediscovery of every rule's series.")
@@ -149,6 +156,12 @@ void SelfMetrics::observePrometheusCall(std::string_view endpoint, std::string_v
 
 void SelfMetrics::countBadSamples(std::size_t count) {
   impl_->bad_samples.Increment(static_cast<double>(count));
+}
+
+void SelfMetrics::countResourceOmissions(std::string_view resource, std::string_view reason,
+                                         std::size_t count) {
+  impl_->resource_omissions.Add({{"resource", text(resource)}, {"reason", text(reason)}})
+      .Increment(static_cast<double>(count));
 }
 
 void SelfMetrics::observeRelist(std::chrono::duration<double> duration,

@@ -18,6 +18,7 @@ namespace metrics_adapter::discovery {
 struct RuleSet {
   std::shared_ptr<const kube::RestMapper> mapper;
   std::vector<std::shared_ptr<const CompiledRule>> rules;
+  std::shared_ptr<const CompiledResourceRules> resource_rules;  // null without resourceRules
 };
 
 // What one rule found in one relist: API metric name -> the series behind it and the

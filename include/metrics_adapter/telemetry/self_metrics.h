@@ -35,6 +35,11 @@ class SelfMetrics {
   // Samples of one Prometheus answer left out because their time cannot be served.
   void countBadSamples(std::size_t count);
 
+  // metrics.k8s.io objects asked for but left out of an answer: `resource` "pods" or "nodes",
+  // `reason` "no_data" (no sample for it) or "bad_value" (NaN, infinite, negative or too large).
+  void countResourceOmissions(std::string_view resource, std::string_view reason,
+                              std::size_t count);
+
   // One relist run, and what each rule found in it (rule = "rules[0]", "externalRules[1]").
   void observeRelist(std::chrono::duration<double> duration, std::size_t failed_queries);
   void setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics);

@@ -161,6 +161,12 @@ TEST_P(BrokenConfigTest, ErrorNamesFileRuleFieldAndLine) {
   EXPECT_THAT(message, EndsWith(GetParam().suffix));
 }
 
+// A valid resource rule `name` under resourceRules (the labels come from the template).
+#define RESOURCE_RULE(name)                      \
+  "resourceRules:\n  " name                      \
+  ":\n    containerQuery: x\n    nodeQuery: x\n" \
+  "    resources: {template: '<<.Resource>>'}\n"
+
 // rule 0 is valid in each case, so the index in the message is the broken rule's own.
 #define VALID_RULE "rules:\n- seriesQuery: up\n  metricsQuery: <<.Series>>\n"
 
@@ -226,17 +232,101 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenCase{"ResourceRuleQuery",
                    "resourceRules:\n  cpu:\n    containerQuery: 'sum(<<.Labels>>)'\n",
                    "gpu.yaml: resourceRules.cpu.containerQuery: ", "Labels", "(line 3)"},
+        BrokenCase{"EmptyContainerQuery",
+                   "resourceRules:\n  cpu:\n    containerQuery: ''\n    nodeQuery: x\n",
+                   "gpu.yaml: resourceRules.cpu.containerQuery: ", "must not be empty", "(line 3)"},
+        BrokenCase{"MissingNodeQuery", "resourceRules:\n  cpu:\n    containerQuery: x\n",
+                   "gpu.yaml: resourceRules.cpu.nodeQuery: ", "must not be empty", "(line 3)"},
+        BrokenCase{"MissingMemoryRule", RESOURCE_RULE("cpu"),
+                   "gpu.yaml: resourceRules.memory.containerQuery: ", "must not be empty", ""},
+        BrokenCase{"ResourceRuleNodeQuery",
+                   "resourceRules:\n  cpu:\n    containerQuery: x\n    nodeQuery: '<<.Node>>'\n",
+                   "gpu.yaml: resourceRules.cpu.nodeQuery: ", "Node", "(line 4)"},
+        BrokenCase{"ResourceRuleBadTemplate",
+                   "resourceRules:\n  cpu:\n    containerQuery: x\n    nodeQuery: x\n"
+                   "    resources: {template: '<<.Group>>'}\n",
+                   "gpu.yaml: resourceRules.cpu.resources.template: ", "must reference .Resource",
+                   "(line 5)"},
+        BrokenCase{"ResourceRuleWithoutPodLabel",
+                   "resourceRules:\n  cpu:\n    containerQuery: x\n    nodeQuery: x\n"
+                   "    resources:\n      overrides:\n        namespace: {resource: namespace}\n"
+                   "        instance: {resource: node}\n",
+                   "gpu.yaml: resourceRules.cpu.resources: ",
+                   "maps no label to pods; add an override such as `pod: {resource: pod}`",
+                   "(line 6)"},
+        BrokenCase{"ResourceRuleWithoutAnyLabel",
+                   RESOURCE_RULE("cpu") "  memory:\n    containerQuery: x\n    nodeQuery: x\n",
+                   "gpu.yaml: resourceRules.memory.resources: ", "maps no label to namespaces",
+                   "(line 7)"},
         BrokenCase{"YamlSyntax", VALID_RULE "- seriesQuery: up\n  name: a: b\n",
                    "gpu.yaml: invalid YAML: ", "", ")"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 #undef VALID_RULE
+#undef RESOURCE_RULE
 
 TEST(CompileRulesTest, YamlSyntaxErrorNamesTheLine) {
   EXPECT_THAT(
       startupError("rules:\n- seriesQuery: up\n  metricsQuery: <<.Series>>\n- seriesQuery: up\n"
                    "  name: a: b\n"),
       HasSubstr("(line 5, column "));
+}
+
+TEST(CompileResourceRulesTest, UpstreamSampleConfig) {
+  const config::AdapterConfig config =
+      config::loadConfigFile(repoFile("tests/unit/config/testdata/upstream-sample-config.yaml"));
+  std::vector<std::string> warnings;
+  std::shared_ptr<const CompiledResourceRules> resource_rules;
+  compileRules(config, mapper(), &warnings, &resource_rules);
+  ASSERT_NE(resource_rules, nullptr);
+  EXPECT_EQ(resource_rules->window, "1m");
+  for (const CompiledResourceRule* rule : {&resource_rules->cpu, &resource_rules->memory}) {
+    EXPECT_EQ(rule->namespace_label, "namespace");
+    EXPECT_EQ(rule->pod_label, "pod");
+    EXPECT_EQ(rule->node_label, "instance");
+    EXPECT_EQ(rule->source.container_label, "container");
+  }
+  EXPECT_EQ(resource_rules->cpu.id, "resourceRules.cpu");
+  EXPECT_EQ(resource_rules->memory.id, "resourceRules.memory");
+  EXPECT_EQ(resource_rules->memory.container_query.source(),
+            "sum(container_memory_working_set_bytes{<<.LabelMatchers>>}) by (<<.GroupBy>>)");
+  EXPECT_EQ(resource_rules->cpu.node_query.source(),
+            "sum(rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>, id='/'}[1m])) by "
+            "(<<.GroupBy>>)");
+}
+
+TEST(CompileResourceRulesTest, NullWithoutResourceRules) {
+  std::shared_ptr<const CompiledResourceRules> resource_rules;
+  compileRules(
+      config::loadConfigFile(repoFile("tests/unit/config/testdata/upstream-sample-config.yaml")),
+      mapper(), nullptr, &resource_rules);
+  ASSERT_NE(resource_rules, nullptr);
+  compileRules(config::parseConfig("rules: []\n", "e.yaml"), mapper(), nullptr, &resource_rules);
+  EXPECT_EQ(resource_rules, nullptr);
+}
+
+TEST(CompileResourceRulesTest, TemplateLabelsAndEmptyWindow) {
+  const config::AdapterConfig config = config::parseConfig(
+      "resourceRules:\n"
+      "  cpu:\n    containerQuery: x\n    nodeQuery: y\n"
+      "    resources: {template: 'kube_<<.Group>>_<<.Resource>>'}\n    containerLabel: c\n"
+      "  memory:\n    containerQuery: x\n    nodeQuery: y\n"
+      "    resources:\n      template: '<<.Resource>>'\n      overrides: {node_name: {resource: "
+      "nodes}}\n",
+      "r.yaml");
+  std::vector<std::string> warnings;
+  std::shared_ptr<const CompiledResourceRules> resource_rules;
+  compileRules(config, mapper(), &warnings, &resource_rules);
+  ASSERT_NE(resource_rules, nullptr);
+  EXPECT_EQ(resource_rules->window, "");
+  EXPECT_EQ(resource_rules->cpu.namespace_label, "kube__namespace");
+  EXPECT_EQ(resource_rules->cpu.pod_label, "kube__pod");
+  EXPECT_EQ(resource_rules->cpu.node_label, "kube__node");
+  EXPECT_EQ(resource_rules->memory.namespace_label, "namespace");
+  EXPECT_EQ(resource_rules->memory.node_label, "node_name");
+  // memory has no containerLabel: its containers cannot be told apart, which loads with a warning.
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_THAT(warnings[0], StartsWith("r.yaml: resourceRules.memory.containerLabel: empty"));
 }
 
 }  // namespace

@@ -96,6 +96,80 @@ INSTANTIATE_TEST_SUITE_P(
                    "0698284838720092657580373783023379478809005936895323497079994508111903896764"
                    "0880074652742780142494579258788820056842838115669472196386865459400540160"}));
 
+// metrics-server's CPU form: NewScaledQuantity(nanocores, -9) in DecimalSI. Expected strings
+// follow apimachinery's AsCanonicalBytes by hand: strip trailing zeros into the exponent
+// (starting at -9), lower it to a multiple of 3, pick the suffix n u m "" k M G.
+struct NanoCase {
+  std::int64_t nanos;
+  std::string text;
+};
+
+void PrintTo(const NanoCase& c, std::ostream* os) { *os << testing::PrintToString(c.nanos); }
+
+class FormatNanoQuantityTest : public testing::TestWithParam<NanoCase> {};
+
+TEST_P(FormatNanoQuantityTest, MatchesApimachinery) {
+  EXPECT_EQ(formatNanoQuantity(GetParam().nanos), GetParam().text);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Canonical, FormatNanoQuantityTest,
+    testing::Values(NanoCase{0, "0"}, NanoCase{1, "1n"}, NanoCase{999, "999n"},
+                    NanoCase{1000, "1u"}, NanoCase{1500, "1500n"}, NanoCase{1500000, "1500u"},
+                    NanoCase{5000000, "5m"}, NanoCase{120000000, "120m"},
+                    NanoCase{250000000, "250m"}, NanoCase{123456789, "123456789n"},
+                    NanoCase{1000000000, "1"}, NanoCase{1500000000, "1500m"},
+                    NanoCase{2000000000, "2"}, NanoCase{12345678900, "12345678900n"},
+                    NanoCase{1000000000000, "1k"}, NanoCase{9000000000000000000, "9G"},
+                    NanoCase{9223372036854775807, "9223372036854775807n"},
+                    NanoCase{-5000000, "-5m"}, NanoCase{-1500, "-1500n"},
+                    NanoCase{std::numeric_limits<std::int64_t>::min(), "-9223372036854775808n"}));
+
+// metrics-server's memory form: bytes in BinarySI (apimachinery's CanonicalizeBytes): below
+// 1024 in magnitude DecimalSI, else factors of 1024 become Ki..Ei, else plain digits.
+struct ByteCase {
+  std::int64_t bytes;
+  std::string text;
+};
+
+void PrintTo(const ByteCase& c, std::ostream* os) { *os << testing::PrintToString(c.bytes); }
+
+class FormatByteQuantityTest : public testing::TestWithParam<ByteCase> {};
+
+TEST_P(FormatByteQuantityTest, MatchesApimachinery) {
+  EXPECT_EQ(formatByteQuantity(GetParam().bytes), GetParam().text);
+}
+
+constexpr std::int64_t kKi = 1024;
+
+INSTANTIATE_TEST_SUITE_P(
+    Canonical, FormatByteQuantityTest,
+    testing::Values(ByteCase{0, "0"}, ByteCase{1, "1"}, ByteCase{100, "100"}, ByteCase{120, "120"},
+                    ByteCase{1000, "1k"}, ByteCase{1023, "1023"}, ByteCase{-1000, "-1k"},
+                    ByteCase{-1023, "-1023"}, ByteCase{kKi, "1Ki"}, ByteCase{1025, "1025"},
+                    ByteCase{1536, "1536"}, ByteCase{2048, "2Ki"}, ByteCase{3100, "3100"},
+                    ByteCase{10 * kKi, "10Ki"}, ByteCase{1536 * kKi, "1536Ki"},
+                    ByteCase{1000000, "1000000"}, ByteCase{kKi * kKi, "1Mi"},
+                    ByteCase{128 * kKi * kKi, "128Mi"}, ByteCase{2 * kKi * kKi * kKi, "2Gi"},
+                    ByteCase{3 * kKi * kKi * kKi, "3Gi"}, ByteCase{123456789, "123456789"},
+                    ByteCase{kKi * kKi * kKi * kKi, "1Ti"}, ByteCase{std::int64_t{1} << 50, "1Pi"},
+                    ByteCase{std::int64_t{7} << 60, "7Ei"},
+                    ByteCase{9223372036854775807, "9223372036854775807"}, ByteCase{-2048, "-2Ki"},
+                    ByteCase{std::numeric_limits<std::int64_t>::min(), "-9223372036854775808"}));
+
+TEST(TruncateToInt64Test, TruncatesTowardZeroAndRefusesWhatDoesNotFit) {
+  EXPECT_EQ(truncateToInt64(0), 0);
+  EXPECT_EQ(truncateToInt64(1.9), 1);
+  EXPECT_EQ(truncateToInt64(-1.9), -1);
+  EXPECT_EQ(truncateToInt64(0.25 * 1e9), 250000000);
+  EXPECT_EQ(truncateToInt64(9223372036854774784.0), 9223372036854774784);  // largest below 2^63
+  EXPECT_EQ(truncateToInt64(-9223372036854775808.0), std::nullopt);
+  EXPECT_EQ(truncateToInt64(9223372036854775808.0), std::nullopt);
+  EXPECT_EQ(truncateToInt64(std::numeric_limits<double>::quiet_NaN()), std::nullopt);
+  EXPECT_EQ(truncateToInt64(std::numeric_limits<double>::infinity()), std::nullopt);
+  EXPECT_EQ(truncateToInt64(-std::numeric_limits<double>::infinity()), std::nullopt);
+}
+
 TEST(SampleToQuantityTest, LargestDoubleIsPrintedInFull) {
   const auto quantity = sampleToQuantity(std::numeric_limits<double>::max());
   ASSERT_TRUE(quantity.has_value());
