@@ -14,6 +14,11 @@ struct TooDeep {};
 
 }  // namespace
 
+std::string tooDeepAnswerText() {
+  return "cannot decode Prometheus answer: JSON nested deeper than " +
+         std::to_string(kMaxJsonDepth) + " levels";
+}
+
 nlohmann::json parseJsonAnswer(std::string_view body) {
   const nlohmann::json::parser_callback_t limit_depth = [](int depth, nlohmann::json::parse_event_t,
                                                            nlohmann::json&) {
@@ -23,9 +28,7 @@ nlohmann::json parseJsonAnswer(std::string_view body) {
   try {
     return nlohmann::json::parse(body.begin(), body.end(), limit_depth);
   } catch (const TooDeep&) {
-    throw PrometheusError(PrometheusError::Kind::kBadResponse, 0,
-                          "cannot decode Prometheus answer: JSON nested deeper than " +
-                              std::to_string(kMaxJsonDepth) + " levels");
+    throw PrometheusError(PrometheusError::Kind::kBadResponse, 0, tooDeepAnswerText());
   } catch (const nlohmann::json::exception& e) {
     throw PrometheusError(PrometheusError::Kind::kBadResponse, 0,
                           std::string("cannot decode Prometheus answer: ") + e.what());

@@ -15,6 +15,9 @@ namespace metrics_adapter::prometheus {
 // exhaust the stack.
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
+// The kBadResponse reason for an answer nested deeper than kMaxJsonDepth.
+std::string tooDeepAnswerText();
+
 // Parses a bounded JSON text; nesting deeper than any Prometheus answer is rejected so hostile
 // input cannot exhaust the stack. Throws PrometheusError(kBadResponse).
 nlohmann::json parseJsonAnswer(std::string_view body);

@@ -25,6 +25,9 @@ HPA_ACCEPT = {"Accept": "application/vnd.kubernetes.protobuf, */*"}
 EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1"
 OBSERVER = "/apis/forecast.metrics-adapter.io/v1alpha1/namespaces/default/observer/"
 RULE = "gpu_demand_forecast"
+# The replays (backtest, observe, the observer page) forecast once per step of a day per series:
+# they use a rule with one series, so that the sanitizer build stays within the test timeout.
+RAMP_RULE = "ramp_forecast"
 DAY = 86400
 STEP = 60
 HORIZON = 600
@@ -64,7 +67,11 @@ CONFIG = """forecastRules:
   query: sum by (workload) (gpu_demand)
   namespaces: [default]
   refreshInterval: 5s
-""" % RULE
+- name: %s
+  query: sum by (workload) (gpu_demand{workload="ramp-soon"})
+  namespaces: [default]
+  refreshInterval: 5s
+""" % (RULE, RAMP_RULE)
 
 
 class DemandExporter(http.server.BaseHTTPRequestHandler):
@@ -81,15 +88,20 @@ class DemandExporter(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def write_backfill(path):
-    """OpenMetrics history up to a minute before the test, one sample per 30 s per workload."""
+def write_backfill(path, exporter_port):
+    """OpenMetrics history up to a minute before the test, one sample per 30 s per workload,
+    with the labels the scrapes will add (harness.Prometheus's job, instance and service), so
+    history and scrapes are one series and nothing is counted twice while both are in the
+    5-minute lookback."""
     end = int(START) // 30 * 30 - 60
+    scrape_labels = 'instance="127.0.0.1:%d",job="gpu",service="dcgm-exporter"' % exporter_port
     with open(path, "w") as f:
         f.write("# TYPE gpu_demand gauge\n")
         for workload, origin in WORKLOADS.items():
             first = end - HISTORY_DAYS[workload] * DAY - 3600
             for t in range(first, end + 1, 30):
-                f.write('gpu_demand{workload="%s"} %.4f %d\n' % (workload, noisy(t, origin), t))
+                f.write('gpu_demand{%s,workload="%s"} %.4f %d\n'
+                        % (scrape_labels, workload, noisy(t, origin), t))
         f.write("# EOF\n")
 
 
@@ -115,9 +127,11 @@ def setUpModule():
     EXPORTER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DemandExporter)
     threading.Thread(target=EXPORTER.serve_forever, daemon=True).start()
     backfill = os.path.join(PROCS.workdir, "history.om")
-    write_backfill(backfill)
+    write_backfill(backfill, EXPORTER.server_address[1])
     PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.server_address[1], backfill=backfill)
     PROMETHEUS.wait_for_series("gpu_demand", 3)
+    # One series per workload: the backfilled history and the scrapes carry the same labels.
+    assert len(PROMETHEUS.query("gpu_demand")) == 3
     CONFIG_PATH = os.path.join(PROCS.workdir, "forecast.yaml")
     with open(CONFIG_PATH, "w") as f:
         f.write(CONFIG)
@@ -236,7 +250,7 @@ class TwoReplicasTest(unittest.TestCase):
 class CommandLineTest(unittest.TestCase):
     def run_forecast(self, *args):
         return subprocess.run([ARGS.binary, "forecast", *args, "--config", CONFIG_PATH,
-                               "--prometheus-url", PROMETHEUS.url, "--rule", RULE],
+                               "--prometheus-url", PROMETHEUS.url, "--rule", RAMP_RULE],
                               capture_output=True, text=True, timeout=600)
 
     def test_backtest_json_matches_the_function(self):
@@ -262,6 +276,7 @@ class CommandLineTest(unittest.TestCase):
         result = self.run_forecast("backtest", "--days", "1")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertRegex(result.stdout, r"MAPE \d+\.\d %")
+        self.assertIn('{workload="ramp-soon"}', result.stdout)
 
     def test_observe_writes_a_page_a_browser_renders(self):
         with tempfile.TemporaryDirectory() as directory:
@@ -272,7 +287,7 @@ class CommandLineTest(unittest.TestCase):
             with open(page) as f:
                 html = f.read()
             browser.check_html(html)
-            self.assertIn(RULE, html)
+            self.assertIn(RAMP_RULE, html)
             png = os.path.join(directory, "observer.png")
             browser.render_png(page, png)
             stats = browser.png_stats(png)
@@ -291,11 +306,12 @@ class CommandLineTest(unittest.TestCase):
 class ObserverRouteTest(unittest.TestCase):
     def test_the_page_through_the_adapter(self):
         forecast_items(ADAPTER)
-        code, out, err = ADAPTER.kubectl_raw(OBSERVER + RULE + "?target=20")
+        code, out, err = ADAPTER.kubectl_raw(OBSERVER + RAMP_RULE + "?target=20")
         self.assertEqual(code, 0, err)
         browser.check_html(out)
-        self.assertIn(RULE, out)
-        status, content_type, _ = ADAPTER.get(OBSERVER + RULE)
+        self.assertIn(RAMP_RULE, out)
+        self.assertIn('data-chart="replicas"', out)
+        status, content_type, _ = ADAPTER.get(OBSERVER + RAMP_RULE)
         self.assertEqual(status, 200)
         self.assertTrue(content_type.startswith("text/html"), content_type)
 

@@ -104,10 +104,10 @@ TEST_P(ForecastTimeOfDayTest, NoisyHistoryIsForecastWithin10Percent) {
 
 INSTANTIATE_TEST_SUITE_P(Day, ForecastTimeOfDayTest,
                          ::testing::Values(TimeOfDayCase{"Night", 3 * kMinutesPerHour},
-                                         TimeOfDayCase{"MorningRamp", 7 * kMinutesPerHour + 30},
-                                         TimeOfDayCase{"Plateau", 11 * kMinutesPerHour},
-                                         TimeOfDayCase{"LunchDip", 12 * kMinutesPerHour + 25},
-                                         TimeOfDayCase{"EveningDecline", 19 * kMinutesPerHour}),
+                                           TimeOfDayCase{"MorningRamp", 7 * kMinutesPerHour + 30},
+                                           TimeOfDayCase{"Plateau", 11 * kMinutesPerHour},
+                                           TimeOfDayCase{"LunchDip", 12 * kMinutesPerHour + 25},
+                                           TimeOfDayCase{"EveningDecline", 19 * kMinutesPerHour}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(ForecastModelTest, TheRampIsForecastBeforeItHappens) {

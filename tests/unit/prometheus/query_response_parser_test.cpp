@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "metrics_adapter/prometheus/prometheus_client.h"
+#include "unit/prometheus/sample_value_cases.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
@@ -35,28 +36,11 @@ TEST(ParseQueryResponseTest, VectorKeepsLabelsValuesAndTimestamps) {
 }
 
 TEST(ParseQueryResponseTest, SpecialValuesAreKeptAsDoubles) {
-  struct Case {
-    std::string text;
-    double expected;  // NaN compared with isnan
-  };
-  const Case cases[] = {
-      {"NaN", std::numeric_limits<double>::quiet_NaN()},
-      {"+Inf", std::numeric_limits<double>::infinity()},
-      {"-Inf", -std::numeric_limits<double>::infinity()},
-      {"1e308", 1e308},
-      {"9223372036854775794", 9223372036854775794.0},
-      {"0.001", 0.001},
-      {"-0", -0.0},
-  };
-  for (const auto& c : cases) {
+  for (const auto& c : kSampleValueCases) {
     const QueryResult result =
         parseQueryResponse(answer("vector", R"([{"metric":{},"value":[1,")" + c.text + R"("]}])"));
     ASSERT_EQ(result.samples.size(), 1u) << c.text;
-    if (std::isnan(c.expected)) {
-      EXPECT_TRUE(std::isnan(result.samples[0].value)) << c.text;
-    } else {
-      EXPECT_EQ(result.samples[0].value, c.expected) << c.text;
-    }
+    EXPECT_TRUE(isSampleValue(result.samples[0].value, c));
   }
 }
 

@@ -1,12 +1,11 @@
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "metrics_adapter/prometheus/prometheus_client.h"
+#include "unit/prometheus/sample_value_cases.h"
 
 namespace metrics_adapter::prometheus {
 namespace {
@@ -46,33 +45,12 @@ TEST(ParseRangeResponseTest, MatrixKeepsSeriesInOrderWithTheirPoints) {
 }
 
 TEST(ParseRangeResponseTest, SpecialAndHugeValuesAreKeptAsDoubles) {
-  struct Case {
-    std::string text;
-    double expected;  // NaN compared with isnan
-  };
-  const Case cases[] = {
-      {"NaN", std::numeric_limits<double>::quiet_NaN()},
-      {"+Inf", std::numeric_limits<double>::infinity()},
-      {"-Inf", -std::numeric_limits<double>::infinity()},
-      {"1e308", 1e308},
-      {"-1e308", -1e308},
-      {"1e400", std::numeric_limits<double>::infinity()},  // strtod overflows to infinity
-      {"4.9e-324", 4.9e-324},
-      {"9223372036854775794", 9223372036854775794.0},  // DCGM's blank sentinel
-      {"-0", -0.0},
-  };
-  for (const auto& c : cases) {
+  for (const auto& c : kSampleValueCases) {
     const RangeResult result =
         parseRangeResponse(rangeAnswer(R"([{"metric":{},"values":[[1,")" + c.text + R"("]]}])"));
     ASSERT_EQ(result.series.size(), 1u) << c.text;
     ASSERT_EQ(result.series[0].values.size(), 1u) << c.text;
-    const double value = result.series[0].values[0];
-    if (std::isnan(c.expected)) {
-      EXPECT_TRUE(std::isnan(value)) << c.text;
-    } else {
-      EXPECT_EQ(value, c.expected) << c.text;
-      EXPECT_EQ(std::signbit(value), std::signbit(c.expected)) << c.text;
-    }
+    EXPECT_TRUE(isSampleValue(result.series[0].values[0], c));
   }
 }
 
