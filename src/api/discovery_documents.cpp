@@ -20,6 +20,12 @@ Json externalGroupBody() {
           {"preferredVersion", groupVersion(kExternalMetricsGroup, kExternalMetricsVersion)}};
 }
 
+Json resourceMetricsGroupBody() {
+  return {{"name", kResourceMetricsGroup},
+          {"versions", Json::array({groupVersion(kResourceMetricsGroup, kResourceMetricsVersion)})},
+          {"preferredVersion", groupVersion(kResourceMetricsGroup, kResourceMetricsVersion)}};
+}
+
 Json forecastGroupBody() {
   return {{"name", kForecastGroup},
           {"versions", Json::array({groupVersion(kForecastGroup, kForecastVersion)})},
@@ -49,6 +55,12 @@ Json apiGroupList() {
   return {{"kind", "APIGroupList"},
           {"apiVersion", "v1"},
           {"groups", Json::array({customGroupBody(), externalGroupBody()})}};
+}
+
+Json apiGroupListWithResourceMetrics() {
+  Json list = apiGroupList();
+  list["groups"].push_back(resourceMetricsGroupBody());
+  return list;
 }
 
 Json customMetricsGroup() { return apiGroup(customGroupBody()); }
@@ -88,6 +100,21 @@ Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
   }
   return resourceList(std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion,
                       std::move(resources));
+}
+
+Json resourceMetricsGroup() { return apiGroup(resourceMetricsGroupBody()); }
+
+Json resourceMetricsResourceList() {
+  auto resource = [](const char* name, bool namespaced, const char* kind) {
+    return Json{{"name", name},
+                {"singularName", ""},
+                {"namespaced", namespaced},
+                {"kind", kind},
+                {"verbs", Json::array({"get", "list"})}};
+  };
+  return resourceList(
+      std::string(kResourceMetricsGroup) + "/" + kResourceMetricsVersion,
+      Json::array({resource("nodes", false, "NodeMetrics"), resource("pods", true, "PodMetrics")}));
 }
 
 Json forecastGroup() { return apiGroup(forecastGroupBody()); }

@@ -157,6 +157,7 @@ std::string_view routeLabel(const server::RequestInfo& info) {
   if (parts.size() <= 3) return "discovery";
   if (parts[1] == kCustomMetricsGroup) return "custom_metric";
   if (parts[1] == kExternalMetricsGroup) return "external_metric";
+  if (parts[1] == kResourceMetricsGroup) return "resource_metric";
   if (parts[1] == kForecastGroup) return "forecast_observer";
   return "other";
 }
@@ -205,7 +206,14 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     if (parts.empty() || parts[0] != "apis") {
       throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
     }
-    if (parts.size() == 1) return fixedResponse<apiGroupList>(pretty);
+    if (parts.size() == 1) {
+      // metrics.k8s.io is listed only while it is served (a cluster may run metrics-server).
+      if (parts_.resource_metrics && parts_.snapshots()->resourceRules()) {
+        return fixedResponse<apiGroupListWithResourceMetrics>(pretty);
+      }
+      return fixedResponse<apiGroupList>(pretty);
+    }
+    if (parts[1] == kResourceMetricsGroup) return resourceMetrics(info, pretty);
     if (parts[1] == kExternalMetricsGroup) {
       if (parts.size() == 2) return fixedResponse<externalMetricsGroup>(pretty);
       if (parts.size() == 3 && parts[2] == kExternalMetricsVersion) {
@@ -258,6 +266,22 @@ Json Router::external(const server::RequestInfo& info) const {
     throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
   }
   return parts_.external_metrics->handle(*metric_request);
+}
+
+server::HttpResponse Router::resourceMetrics(const server::RequestInfo& info, bool pretty) const {
+  const auto& parts = info.parts;
+  auto snapshot = parts_.snapshots();
+  const auto& rules = snapshot->resourceRules();
+  if (!parts_.resource_metrics || !rules ||
+      (parts.size() >= 3 && parts[2] != kResourceMetricsVersion)) {
+    throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
+  }
+  if (parts.size() == 2) return fixedResponse<resourceMetricsGroup>(pretty);
+  if (parts.size() == 3) return fixedResponse<resourceMetricsResourceList>(pretty);
+  auto request = parseResourceMetricsRequest(info);
+  if (!request) throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
+  return jsonResponse(200, parts_.resource_metrics->handle(*request, *rules, snapshot->mapper()),
+                      pretty);
 }
 
 server::HttpResponse Router::forecastGroup(const server::RequestInfo& info, bool pretty) const {

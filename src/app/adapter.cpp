@@ -15,6 +15,7 @@
 #include "app/periodic_task.h"
 #include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/request_pipeline.h"
+#include "metrics_adapter/api/resource_metrics_handler.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/config/config.h"
@@ -250,6 +251,11 @@ class Adapter {
         snapshots, prometheus_,
         api::ExternalMetricsOptions{.query_timeout = options_.query_timeout}, forecasts_);
     parts.forecasts = forecasts_;
+    parts.resource_metrics = std::make_shared<const api::ResourceMetricsHandler>(
+        lister,
+        std::make_shared<const resource::ResourceMetrics>(
+            prometheus_, resource::ResourceMetricsOptions{.query_timeout = options_.query_timeout},
+            self_metrics_));
     parts.snapshots = snapshots;
     parts.health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
     parts.health.ready.push_back({"discovery", [relister = relister_] {

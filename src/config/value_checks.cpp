@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "metrics_adapter/config/config.h"
+
 namespace metrics_adapter::config {
 
 std::optional<std::string> regexProblem(const std::string& pattern, int* groups) {
@@ -62,6 +64,10 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text,
     total += count * kUnitMillis[i];
   }
   return std::chrono::milliseconds(total);
+}
+
+std::optional<std::chrono::milliseconds> prometheusDuration(std::string_view text) {
+  return parseDuration(text);
 }
 
 }  // namespace metrics_adapter::config

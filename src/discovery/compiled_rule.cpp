@@ -172,7 +172,9 @@ std::vector<std::shared_ptr<const CompiledRule>> compileRules(
     compiled_resource_rules = std::make_shared<const CompiledResourceRules>(CompiledResourceRules{
         .cpu = compiler.compileResource(config.resource_rules->cpu, "resourceRules.cpu"),
         .memory = compiler.compileResource(config.resource_rules->memory, "resourceRules.memory"),
-        .window = config.resource_rules->window});
+        .window = config.resource_rules->window,
+        .window_length = config::prometheusDuration(config.resource_rules->window)
+                             .value_or(std::chrono::milliseconds(0))});
   }
   if (resource_rules != nullptr) *resource_rules = std::move(compiled_resource_rules);
   return rules;

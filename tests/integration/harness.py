@@ -188,6 +188,12 @@ class Prometheus:
         assert answer["status"] == "success", answer
         return answer["data"]["result"]
 
+    def wait_for_scrapes(self):
+        """Until the exporter has been scraped once: target discovery starts the first scrape a
+        few seconds after Prometheus is ready, and backfilled history shows series before."""
+        wait_until(lambda: [r for r in self.query("up") if r["value"][1] == "1"], timeout=60,
+                   what="Prometheus to scrape the exporter")
+
     def wait_for_series(self, promql, count):
         wait_until(lambda: len(self.query(promql)) >= count, timeout=60,
                    what="%d series of %s in Prometheus" % (count, promql))

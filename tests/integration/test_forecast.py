@@ -129,7 +129,7 @@ def setUpModule():
     backfill = os.path.join(PROCS.workdir, "history.om")
     write_backfill(backfill, EXPORTER.server_address[1])
     PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.server_address[1], backfill=backfill)
-    PROMETHEUS.wait_for_series("gpu_demand", 3)
+    PROMETHEUS.wait_for_scrapes()
     # One series per workload: the backfilled history and the scrapes carry the same labels.
     assert len(PROMETHEUS.query("gpu_demand")) == 3
     CONFIG_PATH = os.path.join(PROCS.workdir, "forecast.yaml")

@@ -11,6 +11,8 @@ namespace metrics_adapter::api {
 inline constexpr const char* kCustomMetricsGroup = "custom.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsGroup = "external.metrics.k8s.io";
 inline constexpr const char* kExternalMetricsVersion = "v1beta1";
+inline constexpr const char* kResourceMetricsGroup = "metrics.k8s.io";
+inline constexpr const char* kResourceMetricsVersion = "v1beta1";
 // Our own group, for the forecast observer page (docs/forecasting.md "The observer page"); its
 // APIService is opt-in (deploy/kustomize/components/forecast-observer).
 inline constexpr const char* kForecastGroup = "forecast.metrics-adapter.io";
@@ -21,6 +23,8 @@ inline constexpr const char* kObserverResource = "observer";
 // custom.metrics.k8s.io, then external.metrics.k8s.io. Both are always listed, rules or not, so
 // neither APIService goes unavailable (docs/api-contract.md "Availability pitfalls" item 1).
 Json apiGroupList();
+// The same with metrics.k8s.io (v1beta1) last: served when the config has resourceRules.
+Json apiGroupListWithResourceMetrics();
 // APIGroup for /apis/custom.metrics.k8s.io (C9): versions v1beta1 and v1beta2.
 Json customMetricsGroup();
 // APIResourceList for /apis/custom.metrics.k8s.io/<version>: one entry per served
@@ -35,6 +39,11 @@ Json externalMetricsGroup();
 // once when an external metric has the same name), "resources": [] when there is none (C5).
 Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
                                  const std::vector<std::string>& forecasts = {});
+
+// APIGroup for /apis/metrics.k8s.io (v1beta1) and its APIResourceList: nodes (NodeMetrics,
+// cluster-scoped) and pods (PodMetrics, namespaced), verbs get and list, as metrics-server.
+Json resourceMetricsGroup();
+Json resourceMetricsResourceList();
 
 // APIGroup for /apis/forecast.metrics-adapter.io and the APIResourceList of its v1alpha1: the
 // namespaced resource `observer`, verb get (an HTML page per forecastRule).

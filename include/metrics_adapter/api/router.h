@@ -10,6 +10,7 @@
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/api/resource_metrics_handler.h"
 #include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/server/https_server.h"
@@ -35,6 +36,8 @@ struct RouterParts {
   std::shared_ptr<const CustomMetricsHandler> custom_metrics{};
   std::shared_ptr<const ExternalMetricsHandler> external_metrics{};
   std::shared_ptr<const forecast::ForecastService> forecasts{};  // the observer pages
+  // metrics.k8s.io, served while the registry snapshot's rules have resourceRules.
+  std::shared_ptr<const ResourceMetricsHandler> resource_metrics{};
   SnapshotSource snapshots{};
   HealthChecks health{};
   std::shared_ptr<const telemetry::SelfMetrics> self_metrics{};  // served at /metrics
@@ -55,6 +58,8 @@ class Router {
  private:
   // The answer to a metric path under /apis/external.metrics.k8s.io; throws ApiError.
   Json external(const server::RequestInfo& info) const;
+  // The answer to a path under /apis/metrics.k8s.io; throws ApiError.
+  server::HttpResponse resourceMetrics(const server::RequestInfo& info, bool pretty) const;
   // The answer to a path under /apis/forecast.metrics-adapter.io; throws ApiError.
   server::HttpResponse forecastGroup(const server::RequestInfo& info, bool pretty) const;
   server::HttpResponse health(const std::string& endpoint, const std::vector<HealthCheck>& checks,
@@ -67,8 +72,8 @@ class Router {
 server::HttpResponse errorResponse(const ApiError& error);
 
 // The route template of a request for the self-metrics: a fixed name per kind of path
-// ("custom_metric", "external_metric", "forecast_observer", "discovery", "health", "metrics",
-// "other"), so that
+// ("custom_metric", "external_metric", "resource_metric", "forecast_observer", "discovery",
+// "health", "metrics", "other"), so that
 // client-chosen paths cannot create new series.
 std::string_view routeLabel(const server::RequestInfo& info);
 

@@ -98,6 +98,9 @@ std::string formatConfigError(const AdapterConfig& config, std::string_view path
 // name.as present when matches has two or more capture groups. Throws ConfigError.
 AdapterConfig parseConfig(std::string_view yaml_text, const std::string& source_name);
 
+// The length of a Prometheus duration ("3m", "1h30m", "0"), or nullopt when it is not one.
+std::optional<std::chrono::milliseconds> prometheusDuration(std::string_view text);
+
 // Reads and parses `path`; unreadable file -> ConfigError naming it.
 AdapterConfig loadConfigFile(const std::string& path);
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct CompiledResourceRules {
   CompiledResourceRule cpu;
   CompiledResourceRule memory;
   std::string window;  // resourceRules.window verbatim (a Prometheus duration); "" = 0s
+  std::chrono::milliseconds window_length{0};  // the same, parsed (validated at load)
 };
 
 // Compiles every rule of `config`. Throws ConfigError naming file, rule and field

@@ -61,6 +61,10 @@ class RegistrySnapshot {
   explicit RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set);  // nothing discovered yet
 
   const kube::RestMapper& mapper() const { return *rule_set_->mapper; }
+  // The compiled resourceRules, or null when the config has none (metrics.k8s.io is not served).
+  const std::shared_ptr<const CompiledResourceRules>& resourceRules() const {
+    return rule_set_->resource_rules;
+  }
 
   // `group_resource` as in URLs ("pods", "deployments.apps"); nullptr when not served.
   const CustomMetric* findCustom(std::string_view group_resource, std::string_view metric) const;

@@ -1,0 +1,282 @@
+#include "metrics_adapter/api/resource_metrics_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "metrics_adapter/api/custom_metrics_handler.h"
+#include "metrics_adapter/api/discovery_documents.h"
+#include "metrics_adapter/api/field_selector.h"
+#include "metrics_adapter/promql/label_selector.h"
+#include "metrics_adapter/promql/quantity.h"
+#include "metrics_adapter/promql/template.h"
+
+namespace metrics_adapter::api {
+namespace {
+
+// What the API server's field selectors on these lists support (metrics-server's too).
+const std::set<std::string> kPodFields = {"metadata.name", "metadata.namespace"};
+const std::set<std::string> kNodeFields = {"metadata.name"};
+
+// Only Running pods have usage (metrics-server and prometheus-adapter list pods this way).
+constexpr const char* kRunningPods = "status.phase=Running";
+
+struct Selectors {
+  promql::LabelSelector labels;
+  FieldSelector fields;
+};
+
+Selectors parseSelectors(const ResourceMetricsRequest& request) {
+  Selectors selectors;
+  try {
+    selectors.labels = promql::parseLabelSelector(request.label_selector);
+  } catch (const promql::SelectorError& e) {
+    throw ApiError::badRequest("invalid labelSelector \"" + request.label_selector +
+                               "\": " + e.what());
+  }
+  try {
+    selectors.fields =
+        parseFieldSelector(request.field_selector, request.nodes ? kNodeFields : kPodFields);
+  } catch (const FieldSelectorError& e) {
+    throw ApiError::badRequest(e.what());
+  }
+  return selectors;
+}
+
+kube::ResourceInfo coreResource(const kube::RestMapper& mapper, const char* plural) {
+  auto resource = mapper.resourceFor("", plural);
+  if (!resource) throw ApiError::internal(std::string("the REST mapping has no ") + plural);
+  return *resource;
+}
+
+// The objects of `resource` the request covers, from the lister's cache. 503 when the
+// Kubernetes API cannot answer (or there is none).
+std::vector<kube::ObjectMeta> listCovered(kube::ObjectLister* lister,
+                                          const kube::ResourceInfo& resource,
+                                          const std::string& namespace_name,
+                                          const Selectors& selectors,
+                                          const std::string& field_selector) {
+  if (!lister) {
+    throw ApiError::unavailable(
+        "metrics.k8s.io needs the Kubernetes API to list pods and nodes: run in a cluster or "
+        "pass --kubeconfig");
+  }
+  std::vector<kube::ObjectMeta> objects;
+  try {
+    objects = lister->listObjects(resource, namespace_name, selectors.labels, field_selector);
+  } catch (const std::runtime_error& e) {
+    throw ApiError::unavailable("unable to list " + resource.plural + ": " + e.what());
+  }
+  std::erase_if(objects, [&](const kube::ObjectMeta& object) {
+    return !matches(selectors.fields, [&](const std::string& field) {
+      return field == "metadata.name" ? object.name : object.namespace_name;
+    });
+  });
+  return objects;
+}
+
+// The ApiError for a failed resource query: Prometheus's own failure (503 when it cannot answer
+// now) or a rule failure (500), naming the query either way.
+ApiError queryFailure(const resource::ResourceQueryError& error) {
+  const std::string query = error.query().empty() ? "" : " (query: " + error.query() + ")";
+  try {
+    if (error.cause()) std::rethrow_exception(error.cause());
+  } catch (const prometheus::PrometheusError& cause) {
+    const ApiError mapped = prometheusFailure(cause, "resource metrics" + query);
+    return {mapped.code(), mapped.reason(), mapped.what() + query};
+  } catch (const std::exception&) {
+    // a rule failure: reported below with the error's own message
+  }
+  return ApiError::internal(std::string(error.what()) + query);
+}
+
+ApiError noMetrics(const char* group_resource, const std::string& name) {
+  return {
+      404, "NotFound",
+      std::string(group_resource) + "." + kResourceMetricsGroup + " \"" + name + "\" not found",
+      server::StatusDetails{.name = name, .group = kResourceMetricsGroup, .kind = group_resource}};
+}
+
+ApiError noObject(const char* resource, const std::string& name) {
+  return {404, "NotFound", std::string(resource) + " \"" + name + "\" not found",
+          server::StatusDetails{.name = name, .kind = resource}};
+}
+
+Json objectMeta(const kube::ObjectMeta& object, const std::string& created) {
+  Json meta = {{"name", object.name}};
+  if (!object.namespace_name.empty()) meta["namespace"] = object.namespace_name;
+  // metrics-server stamps its answers' creationTimestamp with the time of the answer.
+  meta["creationTimestamp"] = created;
+  if (!object.labels.empty()) meta["labels"] = object.labels;
+  return meta;
+}
+
+Json usageJson(std::int64_t cpu_nanocores, std::int64_t memory_bytes) {
+  return {{"cpu", promql::formatNanoQuantity(cpu_nanocores)},
+          {"memory", promql::formatByteQuantity(memory_bytes)}};
+}
+
+std::string windowOf(const discovery::CompiledResourceRules& rules) {
+  return formatGoDuration(rules.window_length);
+}
+
+std::string nowTimestamp() {
+  return formatTimestamp(
+      std::chrono::duration<double>(prometheus::Clock::now().time_since_epoch()).count());
+}
+
+Json typed(const char* kind, Json body) {
+  Json object = {
+      {"kind", kind},
+      {"apiVersion", std::string(kResourceMetricsGroup) + "/" + kResourceMetricsVersion}};
+  object.update(body);
+  return object;
+}
+
+}  // namespace
+
+std::optional<ResourceMetricsRequest> parseResourceMetricsRequest(const server::RequestInfo& info) {
+  if (!info.resource_request || info.api_version != kResourceMetricsVersion ||
+      !info.subresource.empty() || info.resource_parts.size() > 2) {
+    return std::nullopt;
+  }
+  ResourceMetricsRequest request;
+  if (info.resource == "nodes" && info.namespace_name.empty()) {
+    request.nodes = true;
+  } else if (info.resource != "pods") {
+    return std::nullopt;
+  }
+  if ((info.verb == "get") == info.name.empty() || (info.verb != "get" && info.verb != "list")) {
+    return std::nullopt;
+  }
+  request.namespace_name = info.namespace_name;
+  request.name = info.name;
+  request.label_selector = info.get("labelSelector");
+  request.field_selector = info.get("fieldSelector");
+  return request;
+}
+
+std::string formatGoDuration(std::chrono::milliseconds duration) {
+  std::int64_t millis = duration.count();
+  if (millis == 0) return "0s";
+  std::string text;
+  if (millis < 0) {
+    text = "-";
+    millis = -millis;
+  }
+  if (millis < 1000) return text + std::to_string(millis) + "ms";
+  const std::int64_t hours = millis / 3'600'000;
+  const std::int64_t minutes = millis / 60'000 % 60;
+  const std::int64_t whole_seconds = millis / 1000 % 60;
+  const std::int64_t fraction = millis % 1000;
+  if (hours > 0) text += std::to_string(hours) + "h";
+  if (hours > 0 || minutes > 0) text += std::to_string(minutes) + "m";
+  text += std::to_string(whole_seconds);
+  if (fraction > 0) {
+    std::string digits = std::to_string(1000 + fraction).substr(1);  // three digits
+    while (digits.back() == '0') digits.pop_back();
+    text += "." + digits;
+  }
+  return text + "s";
+}
+
+ResourceMetricsHandler::ResourceMetricsHandler(
+    std::shared_ptr<kube::ObjectLister> lister,
+    std::shared_ptr<const resource::ResourceMetrics> metrics)
+    : lister_(std::move(lister)), metrics_(std::move(metrics)) {}
+
+Json ResourceMetricsHandler::handle(const ResourceMetricsRequest& request,
+                                    const discovery::CompiledResourceRules& rules,
+                                    const kube::RestMapper& mapper) const {
+  return request.nodes ? nodes(request, rules, mapper) : pods(request, rules, mapper);
+}
+
+Json ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
+                                  const discovery::CompiledResourceRules& rules,
+                                  const kube::RestMapper& mapper) const {
+  const Selectors selectors = parseSelectors(request);
+  std::vector<kube::ObjectMeta> objects = listCovered(
+      lister_.get(), coreResource(mapper, "pods"), request.namespace_name, selectors, kRunningPods);
+  if (!request.name.empty()) {
+    std::erase_if(objects, [&](const kube::ObjectMeta& o) { return o.name != request.name; });
+    if (objects.empty()) throw noObject("pods", request.name);
+  }
+  std::vector<resource::PodRef> refs;
+  refs.reserve(objects.size());
+  for (const auto& object : objects) refs.push_back({object.namespace_name, object.name});
+  const resource::PodMetricsResult result =
+      metrics_->podMetrics(rules, refs, prometheus::Clock::now());
+
+  // A list over every namespace serves the namespaces that answered; a request for one
+  // namespace (or one pod) fails with its query.
+  for (const auto& failure : result.failures) {
+    if (!request.namespace_name.empty()) throw queryFailure(failure.error);
+    spdlog::warn("pod metrics of namespace {} left out: {} (query: {})", failure.namespace_name,
+                 failure.error.what(), failure.error.query());
+  }
+  const std::string created = nowTimestamp();
+  const std::string window = windowOf(rules);
+  Json items = Json::array();
+  std::size_t next = 0;  // result.pods keep the order of `refs`, a subsequence of `objects`
+  for (const auto& usage : result.pods) {
+    while (objects[next].name != usage.name ||
+           objects[next].namespace_name != usage.namespace_name) {
+      ++next;
+    }
+    Json containers = Json::array();
+    for (const auto& container : usage.containers) {
+      containers.push_back({{"name", container.name},
+                            {"usage", usageJson(container.cpu_nanocores, container.memory_bytes)}});
+    }
+    items.push_back({{"metadata", objectMeta(objects[next], created)},
+                     {"timestamp", formatTimestamp(usage.timestamp)},
+                     {"window", window},
+                     {"containers", std::move(containers)}});
+  }
+  if (!request.name.empty()) {
+    if (items.empty()) throw noMetrics("podmetrics", request.namespace_name + "/" + request.name);
+    return typed("PodMetrics", std::move(items[0]));
+  }
+  return typed("PodMetricsList", {{"metadata", Json::object()}, {"items", std::move(items)}});
+}
+
+Json ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
+                                   const discovery::CompiledResourceRules& rules,
+                                   const kube::RestMapper& mapper) const {
+  const Selectors selectors = parseSelectors(request);
+  std::vector<kube::ObjectMeta> objects =
+      listCovered(lister_.get(), coreResource(mapper, "nodes"), "", selectors, "");
+  if (!request.name.empty()) {
+    std::erase_if(objects, [&](const kube::ObjectMeta& o) { return o.name != request.name; });
+    if (objects.empty()) throw noObject("nodes", request.name);
+  }
+  std::vector<std::string> names;
+  names.reserve(objects.size());
+  for (const auto& object : objects) names.push_back(object.name);
+  resource::NodeMetricsResult result;
+  try {
+    result = metrics_->nodeMetrics(rules, names, prometheus::Clock::now());
+  } catch (const resource::ResourceQueryError& e) {
+    throw queryFailure(e);
+  }
+  const std::string created = nowTimestamp();
+  const std::string window = windowOf(rules);
+  Json items = Json::array();
+  std::size_t next = 0;
+  for (const auto& usage : result.nodes) {
+    while (objects[next].name != usage.name) ++next;
+    items.push_back({{"metadata", objectMeta(objects[next], created)},
+                     {"timestamp", formatTimestamp(usage.timestamp)},
+                     {"window", window},
+                     {"usage", usageJson(usage.cpu_nanocores, usage.memory_bytes)}});
+  }
+  if (!request.name.empty()) {
+    if (items.empty()) throw noMetrics("nodemetrics", request.name);
+    return typed("NodeMetrics", std::move(items[0]));
+  }
+  return typed("NodeMetricsList", {{"metadata", Json::object()}, {"items", std::move(items)}});
+}
+
+}  // namespace metrics_adapter::api
