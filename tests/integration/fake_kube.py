@@ -7,7 +7,8 @@ paging. It serves HTTPS with the given certificate and requires the given bearer
 Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", "labels",
 "phase"?, "creationTimestamp"?}]}: "phase" is a pod's status.phase ("Running" when left out, as
 the pods of a fixture are meant to run; give "" for a pod with no phase yet, which, as in the
-real API, is not Running); "creationTimestamp" defaults to when the fake took the object.
+real API, is not Running); "creationTimestamp" defaults to when the fake took the object; a
+node's "allocatable" ({"cpu": "4", "memory": "32Gi"}) is its status.capacity and allocatable.
 plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
 "subresource"?: s}], "configmap": <data of kube-system/extension-apiserver-authentication>}.
 TokenReview and SubjectAccessReview answer from it; SAR bodies are kept for assertions.
@@ -508,7 +509,12 @@ def make_handler(state, token):
 
         @staticmethod
         def object_status(key, o):
-            return {"phase": pod_phase(o)} if key == "pods" else {}
+            if key == "pods":
+                return {"phase": pod_phase(o)}
+            # A node's capacity, for clients that show usage as a share of it (kubectl top).
+            if key == "nodes" and "allocatable" in o:
+                return {"capacity": o["allocatable"], "allocatable": o["allocatable"]}
+            return {}
 
         def log_message(self, *unused):
             pass

@@ -12,9 +12,10 @@ import subprocess
 import threading
 import time
 import unittest
+import ssl
+import urllib.error
 import urllib.parse
 import urllib.request
-import ssl
 
 import harness
 
@@ -37,6 +38,7 @@ PODS = [
 # node -> (busy cores, memory used bytes); None = node-exporter does not report it.
 NODES = {"node-a": (1.75, 6 * 2**30), "node-b": (2.5, 12 * 2**30), "node-c": None}
 MEM_TOTAL = 32 * 2**30
+NODE_CORES = 8
 START = time.time()
 
 
@@ -103,7 +105,9 @@ def write_history(path, port):
 def cluster_objects():
     pods = [{"name": pod, "namespace": namespace, "labels": labels, "phase": phase}
             for namespace, pod, _, labels, phase, _ in PODS]
-    nodes = [{"name": node, "labels": {"kubernetes.io/hostname": node}} for node in NODES]
+    nodes = [{"name": node, "labels": {"kubernetes.io/hostname": node},
+              "allocatable": {"cpu": str(NODE_CORES), "memory": "%d" % MEM_TOTAL}}
+             for node in NODES]
     namespaces = [{"name": n} for n in sorted({p[0] for p in PODS})]
     return {"pods": pods, "nodes": nodes, "namespaces": namespaces}
 
@@ -157,6 +161,7 @@ def setUpModule():
 def tearDownModule():
     if SIMULATOR:
         SIMULATOR.shutdown()
+        SIMULATOR.server_close()
     if PROCS:
         PROCS.stop_all()
 
@@ -281,7 +286,93 @@ class NodeMetricsTest(unittest.TestCase):
         self.assertEqual([i["metadata"]["name"] for i in body["items"]], ["node-b"])
 
 
+class Aggregator(http.server.BaseHTTPRequestHandler):
+    """What kube-apiserver's aggregator does for kubectl, reduced to GETs: metrics.k8s.io goes
+    to the adapter over TLS (verified with the adapter's CA); everything else to the fake
+    Kubernetes API; /apis merges the adapter's metrics.k8s.io group into the fake's list, as
+    the APIService registration does."""
+
+    def forward(self, base, path, ca_file, headers):
+        context = ssl.create_default_context(cafile=ca_file)
+        request = urllib.request.Request(base + path, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30, context=context) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def do_GET(self):
+        kube = (KUBE.url, os.path.join(KUBE.dir, "ca.crt"),
+                {"Authorization": "Bearer " + harness.FakeKube.TOKEN,
+                 "Accept": "application/json"})
+        adapter = (ADAPTER.base, ADAPTER.ca_file, {"Accept": "application/json"})
+        path = self.path
+        if path.split("?")[0] in ("/apis", "/apis/"):
+            status, body = self.forward(kube[0], "/apis", kube[1], kube[2])
+            groups = json.loads(body)
+            _, group = self.forward(adapter[0], "/apis/metrics.k8s.io", adapter[1], adapter[2])
+            group = json.loads(group)
+            del group["kind"], group["apiVersion"]
+            groups["groups"].append(group)
+            body = json.dumps(groups).encode()
+        elif path.startswith("/apis/metrics.k8s.io"):
+            status, body = self.forward(adapter[0], path, adapter[1], adapter[2])
+        else:
+            status, body = self.forward(kube[0], path, kube[1], kube[2])
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
 class KubectlTest(unittest.TestCase):
+    def kubectl(self, *args):
+        aggregator = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Aggregator)
+        threading.Thread(target=aggregator.serve_forever, daemon=True).start()
+        try:
+            return subprocess.run(
+                ["kubectl", "--server", "http://127.0.0.1:%d" % aggregator.server_address[1],
+                 "--kubeconfig", os.devnull, *args],
+                capture_output=True, text=True, timeout=120)
+        finally:
+            aggregator.shutdown()
+            aggregator.server_close()
+
+    def test_kubectl_top_pod(self):
+        result = self.kubectl("top", "pod", "-n", "default")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = [line.split() for line in result.stdout.splitlines()]
+        self.assertEqual(rows[0], ["NAME", "CPU(cores)", "MEMORY(bytes)"])
+        # kubectl sums the containers and writes millicores rounded up and whole MiB.
+        expected = {}
+        for namespace, pod, _, _, phase, containers in PODS:
+            if namespace == "default" and containers:
+                expected[pod] = (sum(c for c, _ in containers.values()) * 1000,
+                                 sum(m for _, m in containers.values()) // 2**20)
+        self.assertEqual([row[0] for row in rows[1:]], sorted(expected))
+        for name, cpu, memory in rows[1:]:
+            self.assertAlmostEqual(int(cpu.rstrip("m")), expected[name][0], delta=1.01)
+            self.assertEqual(memory, "%dMi" % expected[name][1])
+
+    def test_kubectl_top_node(self):
+        result = self.kubectl("top", "node")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
+        self.assertEqual(sorted(rows), sorted(NODES))
+        for node, usage in NODES.items():
+            if usage is None:
+                self.assertEqual(rows[node][1:], ["<unknown>"] * 4)
+                continue
+            busy, used = usage
+            _, cpu, cpu_share, memory, memory_share = rows[node]
+            self.assertAlmostEqual(int(cpu.rstrip("m")), busy * 1000, delta=1.01)
+            self.assertEqual(cpu_share, "%d%%" % (int(cpu.rstrip("m")) * 100 // (NODE_CORES * 1000)))
+            self.assertEqual(memory, "%dMi" % (used // 2**20))
+            self.assertEqual(memory_share, "%d%%" % (used * 100 // MEM_TOTAL))
+
     def test_get_raw(self):
         code, out, err = ADAPTER.kubectl_raw(METRICS + "/namespaces/default/pods")
         self.assertEqual(code, 0, err)
