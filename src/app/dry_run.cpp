@@ -30,11 +30,19 @@ void checkConfig(const AdapterOptions& options, Findings& found) {
     const config::AdapterConfig config = config::loadConfigFile(options.config_file);
     std::vector<std::string> warnings;
     // As the server compiles them when the Kubernetes API cannot be asked for its resources.
-    discovery::compileRules(config, kube::RestMapper::builtin(), &warnings);
+    std::shared_ptr<const discovery::CompiledResourceRules> resource_rules;
+    discovery::compileRules(config, kube::RestMapper::builtin(), &warnings, &resource_rules);
     for (auto& warning : warnings) found.warnings.push_back(std::move(warning));
     found.notes.push_back("config " + options.config_file + " (" +
                           std::to_string(config.rules.size()) + " rules, " +
                           std::to_string(config.external_rules.size()) + " externalRules)");
+    if (!config.forecast_rules.empty()) {
+      found.notes.push_back(std::to_string(config.forecast_rules.size()) + " forecastRules");
+    }
+    if (resource_rules) {
+      found.notes.push_back("metrics.k8s.io from resourceRules (window " +
+                            (resource_rules->window.empty() ? "0s" : resource_rules->window) + ")");
+    }
   } catch (const config::ConfigError& e) {
     found.problems.push_back(std::string("invalid configuration: ") + e.what());
   }

@@ -10,6 +10,7 @@
 
 #include "app/check_config.h"
 #include "app/explain_forecast.h"
+#include "app/explain_resource.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
@@ -33,6 +34,8 @@ constexpr const char* kUsage =
     "usage: metrics-adapter explain --config FILE --prometheus-url URL --metric NAME\n"
     "         [--resource pods] [--namespace NS] [--name N | --selector S]\n"
     "         [--metric-selector S] [--external] [--version v1beta1|v1beta2]\n"
+    "       metrics-adapter explain --config FILE --prometheus-url URL --resource-metrics\n"
+    "         [--resource pods --namespace NS | --resource nodes] --name N\n"
     "         [--metrics-max-age 2m] [the server's --prometheus-* flags]\n";
 
 // explain's own flags, writing into `options` (nullptr: only for the usage text).
@@ -57,6 +60,13 @@ std::map<std::string, ToolFlag> explainFlags(ExplainOptions* options) {
         .apply = text(&ExplainOptions::metric_selector)}},
       {"version",
        {.help = "v1beta1 or v1beta2 (default)", .apply = text(&ExplainOptions::version)}},
+      {"resource-metrics",
+       {.boolean = true,
+        .help = "a metrics.k8s.io request (kubectl top, HPA type Resource) of --name",
+        .apply =
+            [options](const std::string& value) {
+              options->resource_metrics = parseBoolFlag("resource-metrics", value);
+            }}},
       {"external",
        {.boolean = true,
         .help = "an external.metrics.k8s.io request",
@@ -379,6 +389,14 @@ ExplainOptions parseExplainFlags(std::span<const std::string> args) {
   if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
     throw FlagError("--prometheus-url is required");
   }
+  if (options.resource_metrics) {
+    if (options.name.empty())
+      throw FlagError("--resource-metrics explains one object: give --name");
+    if (options.resource != "nodes" && options.namespace_name.empty()) {
+      throw FlagError("--resource-metrics for a pod needs --namespace");
+    }
+    return options;
+  }
   if (options.metric.empty()) throw FlagError("--metric is required");
   if (options.version != "v1beta1" && options.version != "v1beta2") {
     throw FlagError("--version: must be v1beta1 or v1beta2");
@@ -439,6 +457,12 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
       << loaded->config.external_rules.size() << " externalRules, "
       << loaded->config.forecast_rules.size() << " forecastRules)\n";
   for (const auto& warning : loaded->warnings) out << "warning: " << warning << "\n";
+  if (options.resource_metrics) {
+    const int code =
+        explainResourceMetrics(out, options, loaded->rule_set->resource_rules.get(), *prometheus);
+    out << (code == 0 ? "result: the request would succeed\n" : "result: the request would fail\n");
+    return code;
+  }
   // A forecastRule's name wins over an external metric of that name, as in the server.
   for (const auto& rule : loaded->config.forecast_rules) {
     if (options.external && rule.name == options.metric) {

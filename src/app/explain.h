@@ -49,6 +49,7 @@ struct ExplainOptions {
   std::string selector;
   std::string metric_selector;
   bool external = false;
+  bool resource_metrics = false;  // a metrics.k8s.io request of --name
   std::string version = "v1beta2";
   AdapterOptions shared;  // what parseToolFlags reads: prometheus, query_timeout, relist.max_age
 };

@@ -389,6 +389,42 @@ class ForecastObserverComponentTest(unittest.TestCase):
                                           "resources": ["observer"], "verbs": ["get"]}])
 
 
+class ResourceMetricsComponentTest(unittest.TestCase):
+    """deploy/components/resource-metrics added to the default install: the metrics.k8s.io
+    APIService, verified with the same CA, the aggregated reader role, and a config with the
+    preset resourceRules that loads."""
+
+    def test_component_adds_the_metrics_apiservice(self):
+        overlay = os.path.join(WORK, "deploy", "overlays", "resource-check")
+        os.makedirs(overlay, exist_ok=True)
+        with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
+            f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                    "resources:\n- ../../base\ncomponents:\n- ../../components/dcgm\n"
+                    "- ../../components/resource-metrics\n")
+        objects = render("overlays/resource-check")
+        apiservices = {(a["spec"]["group"], a["spec"]["version"]): a["spec"]
+                       for a in all_of(objects, "APIService")}
+        self.assertEqual(set(apiservices), API_SERVICES | {("metrics.k8s.io", "v1beta1")})
+        metrics = apiservices[("metrics.k8s.io", "v1beta1")]
+        external = apiservices[("external.metrics.k8s.io", "v1beta1")]
+        self.assertEqual(metrics["caBundle"], external["caBundle"])
+        self.assertEqual(metrics["service"], external["service"])
+        role = one(objects, "ClusterRole", lambda o: o["metadata"]["name"] ==
+                   "metrics-adapter-aggregated-metrics-reader")
+        self.assertEqual(role["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"],
+                         "true")
+        # The adapter's own account lists and watches the pods and nodes it reports on.
+        reader = one(objects, "ClusterRole", lambda o: o["metadata"]["name"] ==
+                     "metrics-adapter-resource-reader")
+        self.assertTrue({"pods", "nodes"} <= set(reader["rules"][0]["resources"]))
+        self.assertTrue({"list", "watch"} <= set(reader["rules"][0]["verbs"]))
+
+    def test_the_preset_resource_rules_load(self):
+        out = checked([ARGS.binary, "check-config",
+                       os.path.join(REPO, "config", "resource-rules.yaml")])
+        self.assertIn("valid", out)
+
+
 class DeploymentFlagsTest(unittest.TestCase):
     def test_the_binary_accepts_the_deployments_flags_and_files(self):
         for install, objects in RENDERED.items():

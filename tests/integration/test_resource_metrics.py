@@ -286,6 +286,44 @@ class NodeMetricsTest(unittest.TestCase):
         self.assertEqual([i["metadata"]["name"] for i in body["items"]], ["node-b"])
 
 
+class ToolsTest(unittest.TestCase):
+    def explain(self, *args):
+        return subprocess.run([ARGS.binary, "explain", "--config", RESOURCE_RULES,
+                               "--prometheus-url", PROMETHEUS.url, "--resource-metrics", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    def test_explain_a_pod(self):
+        result = self.explain("--namespace", "default", "--name", "web-1")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn('cpu query: sum by (pod,container) (rate(container_cpu_usage_seconds_total'
+                      '{namespace="default",pod="web-1",container!=""', result.stdout)
+        self.assertIn('container "app": cpu 25', result.stdout)
+        self.assertIn('memory 128Mi', result.stdout)
+
+    def test_explain_says_why_a_pod_is_left_out(self):
+        result = self.explain("--namespace", "broken", "--name", "nan-1")
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("never served as 0", result.stdout)
+        self.assertIn('answer: 404: podmetrics.metrics.k8s.io "broken/nan-1" not found',
+                      result.stdout)
+
+    def test_explain_a_node(self):
+        result = self.explain("--resource", "nodes", "--name", "node-a")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("answer: 200: cpu 1", result.stdout)
+        result = self.explain("--resource", "nodes", "--name", "node-c")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn('nodemetrics.metrics.k8s.io "node-c" not found', result.stdout)
+
+    def test_dry_run_says_the_group_is_served(self):
+        result = subprocess.run([ARGS.binary, "--dry-run", "--config=" + RESOURCE_RULES,
+                                 "--prometheus-url=" + PROMETHEUS.url,
+                                 "--authentication-mode=none"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("metrics.k8s.io from resourceRules (window 3m)", result.stdout)
+
+
 class Aggregator(http.server.BaseHTTPRequestHandler):
     """What kube-apiserver's aggregator does for kubectl, reduced to GETs: metrics.k8s.io goes
     to the adapter over TLS (verified with the adapter's CA); everything else to the fake
