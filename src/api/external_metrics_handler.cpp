@@ -36,20 +36,6 @@ Json externalMetricValueList(Json items) {
               {"items", std::move(items)}};
 }
 
-const char* resultTypeName(prometheus::QueryResult::Type type) {
-  switch (type) {
-    case prometheus::QueryResult::Type::kVector:
-      return "an instant vector";
-    case prometheus::QueryResult::Type::kScalar:
-      return "a scalar";
-    case prometheus::QueryResult::Type::kMatrix:
-      return "a range vector";
-    case prometheus::QueryResult::Type::kString:
-      return "a string";
-  }
-  return "an unknown type";
-}
-
 }  // namespace
 
 std::optional<ExternalMetricRequest> parseExternalMetricRequest(const server::RequestInfo& info) {
@@ -113,7 +99,7 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
       result.type != prometheus::QueryResult::Type::kScalar) {
     throw ApiError::internal("metricsQuery of " + metric->rule->id +
                              " must return an instant vector or a scalar; Prometheus returned " +
-                             resultTypeName(result.type));
+                             prometheus::describeResultType(result.type));
   }
 
   // Sorted by labels so answers are deterministic; the HPA sums the items, order is free.

@@ -45,20 +45,6 @@ struct QueryOutcome {
   std::optional<ResourceQueryError> error;
 };
 
-const char* typeName(prometheus::QueryResult::Type type) {
-  switch (type) {
-    case prometheus::QueryResult::Type::kVector:
-      return "vector";
-    case prometheus::QueryResult::Type::kScalar:
-      return "scalar";
-    case prometheus::QueryResult::Type::kMatrix:
-      return "matrix";
-    case prometheus::QueryResult::Type::kString:
-      return "string";
-  }
-  return "unknown";
-}
-
 // Renders with `render`, then runs the query; every failure becomes a ResourceQueryError that
 // names the rule's query and, once rendered, the PromQL.
 template <typename Render, typename Run>
@@ -70,8 +56,9 @@ QueryOutcome attempt(const discovery::CompiledResourceRule& rule, std::string_vi
     promql = render();
     outcome.result = run(promql);
     if (outcome.result.type != prometheus::QueryResult::Type::kVector) {
-      throw ResourceQueryError(std::string(field) + " of " + rule.id + " answered a " +
-                                   typeName(outcome.result.type) + ", not a vector: " + promql,
+      throw ResourceQueryError(std::string(field) + " of " + rule.id + " answered " +
+                                   prometheus::describeResultType(outcome.result.type) +
+                                   ", not an instant vector: " + promql,
                                promql, nullptr);
     }
   } catch (const ResourceQueryError& e) {

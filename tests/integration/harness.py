@@ -4,6 +4,7 @@ Every process is stopped by stop_all(), also when a test fails."""
 
 import argparse
 import functools
+import http.server
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -137,6 +139,31 @@ class Exporter:
             if name == series and labels.get(label):
                 groups.setdefault(labels[label], []).append((labels, value))
         return groups
+
+
+class FunctionExporter:
+    """A /metrics endpoint on 127.0.0.1 that serves `exposition()` (Prometheus text format) at
+    each scrape, for tests whose series are functions of time. stop() closes it."""
+
+    def __init__(self, exposition):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = exposition().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def split_labels(text):

@@ -5,14 +5,12 @@ and `forecast observe` against the same Prometheus, and the observer page parsed
 headless Chromium. Every expected value is computed from the generating function."""
 
 import calendar
-import http.server
 import json
 import math
 import os
 import re
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -74,18 +72,11 @@ CONFIG = """forecastRules:
 """ % (RULE, RAMP_RULE)
 
 
-class DemandExporter(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        now = time.time()
-        body = "# TYPE gpu_demand gauge\n" + "".join(
-            'gpu_demand{workload="%s"} %.4f\n' % (w, noisy(now, o)) for w, o in WORKLOADS.items())
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *args):
-        pass
+def demand_now():
+    """What the exporter serves at each scrape: every workload's demand now."""
+    now = time.time()
+    return "# TYPE gpu_demand gauge\n" + "".join(
+        'gpu_demand{workload="%s"} %.4f\n' % (w, noisy(now, o)) for w, o in WORKLOADS.items())
 
 
 def write_backfill(path, exporter_port):
@@ -124,11 +115,10 @@ PROCS = PROMETHEUS = ADAPTER = CONFIG_PATH = EXPORTER = None
 def setUpModule():
     global PROCS, PROMETHEUS, ADAPTER, CONFIG_PATH, EXPORTER
     PROCS = harness.Processes()
-    EXPORTER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DemandExporter)
-    threading.Thread(target=EXPORTER.serve_forever, daemon=True).start()
+    EXPORTER = harness.FunctionExporter(demand_now)
     backfill = os.path.join(PROCS.workdir, "history.om")
-    write_backfill(backfill, EXPORTER.server_address[1])
-    PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.server_address[1], backfill=backfill)
+    write_backfill(backfill, EXPORTER.port)
+    PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.port, backfill=backfill)
     PROMETHEUS.wait_for_scrapes()
     # One series per workload: the backfilled history and the scrapes carry the same labels.
     assert len(PROMETHEUS.query("gpu_demand")) == 3
@@ -139,7 +129,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    EXPORTER.shutdown()
+    EXPORTER.stop()
     PROCS.stop_all()
 
 

@@ -70,19 +70,10 @@ def series_at(t):
     return series
 
 
-class KubeletSimulator(http.server.BaseHTTPRequestHandler):
-    """Serves series_at(now)."""
-
-    def do_GET(self):
-        body = "".join("%s{%s} %r\n" % (name, labels, float(value))
-                       for name, labels, value in series_at(time.time()))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *args):
-        pass
+def kubelet_now():
+    """What the simulated kubelet and node-exporter serve at each scrape."""
+    return "".join("%s{%s} %r\n" % (name, labels, float(value))
+                   for name, labels, value in series_at(time.time()))
 
 
 def write_history(path, port):
@@ -144,11 +135,10 @@ def setUpModule():
     global PROCS, SIMULATOR, PROMETHEUS, KUBE, ADAPTER
     PROCS = harness.Processes()
     try:
-        SIMULATOR = http.server.ThreadingHTTPServer(("127.0.0.1", 0), KubeletSimulator)
-        threading.Thread(target=SIMULATOR.serve_forever, daemon=True).start()
+        SIMULATOR = harness.FunctionExporter(kubelet_now)
         history = os.path.join(PROCS.workdir, "history.om")
-        write_history(history, SIMULATOR.server_address[1])
-        PROMETHEUS = harness.Prometheus(PROCS, SIMULATOR.server_address[1], backfill=history)
+        write_history(history, SIMULATOR.port)
+        PROMETHEUS = harness.Prometheus(PROCS, SIMULATOR.port, backfill=history)
         PROMETHEUS.wait_for_scrapes()
         KUBE = harness.FakeKube(PROCS, cluster_objects())
         ADAPTER = harness.Adapter(PROCS, ARGS.binary, RESOURCE_RULES, PROMETHEUS.url,
@@ -160,8 +150,7 @@ def setUpModule():
 
 def tearDownModule():
     if SIMULATOR:
-        SIMULATOR.shutdown()
-        SIMULATOR.server_close()
+        SIMULATOR.stop()
     if PROCS:
         PROCS.stop_all()
 

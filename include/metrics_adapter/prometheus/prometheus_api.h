@@ -40,6 +40,22 @@ struct QueryResult {
   std::size_t bad_samples = 0;
 };
 
+// "an instant vector", "a scalar", "a range vector", "a string": for messages about answers of
+// the wrong type.
+inline const char* describeResultType(QueryResult::Type type) {
+  switch (type) {
+    case QueryResult::Type::kVector:
+      return "an instant vector";
+    case QueryResult::Type::kScalar:
+      return "a scalar";
+    case QueryResult::Type::kMatrix:
+      return "a range vector";
+    case QueryResult::Type::kString:
+      return "a string";
+  }
+  return "an unknown type";
+}
+
 // One series of a /api/v1/query_range answer: its labels and its points in time order.
 struct RangeSeries {
   std::map<std::string, std::string> labels;  // includes __name__ when Prometheus returns it

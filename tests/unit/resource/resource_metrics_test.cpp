@@ -147,7 +147,7 @@ TEST_F(ResourceMetricsTest, NonVectorAnswerFailsTheNamespace) {
   EXPECT_THAT(result.pods, IsEmpty());
   ASSERT_EQ(result.failures.size(), 1U);
   EXPECT_THAT(result.failures[0].error.what(),
-              HasSubstr("containerQuery of resourceRules.cpu answered a scalar, not a vector"));
+              HasSubstr("containerQuery of resourceRules.cpu answered a scalar, not an instant vector"));
   EXPECT_EQ(result.failures[0].error.query(), podQuery(false, "ns", {"p"}));
 }
 
