@@ -127,7 +127,7 @@ std::string nowTimestamp() {
       std::chrono::duration<double>(prometheus::Clock::now().time_since_epoch()).count());
 }
 
-Json typed(const char* kind, Json body) {
+Json typed(const char* kind, const Json& body) {
   Json object = {
       {"kind", kind},
       {"apiVersion", std::string(kResourceMetricsGroup) + "/" + kResourceMetricsVersion}};
