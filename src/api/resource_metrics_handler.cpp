@@ -237,7 +237,7 @@ Json ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
   }
   if (!request.name.empty()) {
     if (items.empty()) throw noMetrics("podmetrics", request.namespace_name + "/" + request.name);
-    return typed("PodMetrics", std::move(items[0]));
+    return typed("PodMetrics", items[0]);
   }
   return typed("PodMetricsList", {{"metadata", Json::object()}, {"items", std::move(items)}});
 }
@@ -274,7 +274,7 @@ Json ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
   }
   if (!request.name.empty()) {
     if (items.empty()) throw noMetrics("nodemetrics", request.name);
-    return typed("NodeMetrics", std::move(items[0]));
+    return typed("NodeMetrics", items[0]);
   }
   return typed("NodeMetricsList", {{"metadata", Json::object()}, {"items", std::move(items)}});
 }
