@@ -3,7 +3,10 @@
 //   /api/v1/series  N synthetic dcgm-exporter GPU series (whatever match[] asks), generated and
 //                   streamed with chunked encoding, never held whole.
 //   /api/v1/query   an instant vector with one sample per pod the PromQL names through its
-//                   pod matcher (pod="a", pod=~"a|b|c", or pod!="" for every bench pod).
+//                   pod matcher (pod="a", pod=~"a|b|c", or pod!="" for every bench pod). For
+//                   the resource rules' container queries (config/resource-rules.yaml, grouped
+//                   by pod,container) each sample also carries container="app", and its value
+//                   is cores (container_cpu_*) or bytes (container_memory_*).
 //   /stats          {"series_calls", "query_calls", "query_busy_us"} as JSON.
 //
 // The series are those of synthetic_series.h. Plain HTTP/1.1 with keep-alive, one thread per
@@ -146,14 +149,25 @@ std::vector<std::string> podsNamed(const std::string& promql, const Options& opt
 
 std::string queryAnswer(const std::string& promql, const std::string& time,
                         const Options& options) {
+  const bool cpu = promql.find("container_cpu_") != std::string::npos;
+  const bool memory = promql.find("container_memory_") != std::string::npos;
   std::string out = R"({"status":"success","data":{"resultType":"vector","result":[)";
   bool first = true;
   for (const auto& pod : podsNamed(promql, options)) {
     if (!first) out += ',';
     first = false;
-    const auto value = 40 + std::hash<std::string>{}(pod) % 6000 / 100.0;
-    out += R"({"metric":{"pod":")" + pod + R"("},"value":[)" + (time.empty() ? "0" : time) +
-           R"(,")" + std::to_string(value) + R"("]})";
+    const auto hash = std::hash<std::string>{}(pod);
+    std::string value;
+    if (cpu) {
+      value = std::to_string(0.001 * static_cast<double>(1 + hash % 2000));  // 1m to 2 cores
+    } else if (memory) {
+      value = std::to_string((1 + hash % 1024) << 20);  // 1 to 1024 MiB
+    } else {
+      value = std::to_string(40 + hash % 6000 / 100.0);
+    }
+    out += R"({"metric":{"pod":")" + pod;
+    if (cpu || memory) out += R"(","container":"app)";
+    out += R"("},"value":[)" + (time.empty() ? "0" : time) + R"(,")" + value + R"("]})";
   }
   out += "]}}";
   return out;

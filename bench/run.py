@@ -191,17 +191,7 @@ class Bench:
         return result
 
     def wrk(self, port, path, connections, seconds):
-        out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--latency",
-                              "https://127.0.0.1:%d%s" % (port, path)],
-                             capture_output=True, text=True, check=True).stdout
-        result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
-        for percentile in ("50", "99"):
-            match = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % percentile, out)
-            scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
-            result["p%s_ms" % percentile] = float(match.group(1)) * scale
-        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-        result["errors"] = int(errors.group(1)) if errors else 0
-        return result
+        return wrk(port, path, connections, seconds)
 
     def load_phase(self, series, prometheus_url):
         process, port, began = self.start_adapter("load-%d" % series, prometheus_url, "1h", 0)
@@ -263,6 +253,22 @@ class Bench:
             result["split"] = self.split_phase(series, url)
         self.procs.stop(prometheus)
         return result
+
+
+def wrk(port, path, connections, seconds):
+    """`wrk -t1` against the adapter over TLS keep-alive: req/s, p50/p99 (ms), non-2xx count."""
+    out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--latency",
+                          "https://127.0.0.1:%d%s" % (port, path)],
+                         capture_output=True, text=True, check=True).stdout
+    result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+              "requests": int(re.search(r"(\d+) requests in", out).group(1))}
+    for percentile in ("50", "99"):
+        match = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % percentile, out)
+        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+        result["p%s_ms" % percentile] = float(match.group(1)) * scale
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    result["errors"] = int(errors.group(1)) if errors else 0
+    return result
 
 
 def percentile(values, p):
