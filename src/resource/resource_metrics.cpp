@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -125,36 +126,48 @@ PodMetricsResult ResourceMetrics::podMetrics(const discovery::CompiledResourceRu
   for (const auto& [name, pod_names] : names_by_namespace)
     namespaces.emplace_back(&name, &pod_names);
 
-  // Task 2i is namespace i's CPU query, 2i + 1 its memory query.
+  // Task 2i is namespace i's CPU query, 2i + 1 its memory query. Whichever of the two ends last
+  // decodes the namespace and drops both answers, so that at most a few answers (with all their
+  // label maps) are held at once, not every namespace's.
   std::vector<QueryOutcome> outcomes(2 * namespaces.size());
+  std::vector<DecodedPods> decoded(namespaces.size());
+  std::vector<std::optional<NamespaceFailure>> failed(namespaces.size());
+  std::unique_ptr<std::atomic<int>[]> finished(new std::atomic<int>[namespaces.size()]);
+  for (std::size_t i = 0; i < namespaces.size(); ++i) finished[i] = 0;
   runBounded(outcomes.size(), options_.max_concurrent_queries, [&](std::size_t task) {
-    const std::string& namespace_name = *namespaces[task / 2].first;
-    const std::vector<std::string>& pod_names = *namespaces[task / 2].second;
+    const std::size_t index = task / 2;
+    const std::string& namespace_name = *namespaces[index].first;
+    const std::vector<std::string>& pod_names = *namespaces[index].second;
     const discovery::CompiledResourceRule& rule = task % 2 == 0 ? rules.cpu : rules.memory;
     outcomes[task] = attempt(
         rule, "containerQuery", [&] { return renderPodQuery(rule, namespace_name, pod_names); },
         [&](const std::string& promql) { return runQuery(promql, at); });
+    if (finished[index].fetch_add(1) != 1) return;  // the other query is still running
+    QueryOutcome& cpu = outcomes[2 * index];
+    QueryOutcome& memory = outcomes[2 * index + 1];
+    if (cpu.error || memory.error) {
+      failed[index] = NamespaceFailure{namespace_name, cpu.error ? *cpu.error : *memory.error};
+    } else {
+      decoded[index] = decodePodUsage(rules, namespace_name, pod_names, cpu.result, memory.result);
+    }
+    cpu = QueryOutcome{};
+    memory = QueryOutcome{};
   });
 
   PodMetricsResult result;
   std::map<std::string, std::map<std::string, PodUsage>, std::less<>> usage;
   for (std::size_t i = 0; i < namespaces.size(); ++i) {
-    const std::string& namespace_name = *namespaces[i].first;
-    const QueryOutcome& cpu = outcomes[2 * i];
-    const QueryOutcome& memory = outcomes[2 * i + 1];
-    if (cpu.error || memory.error) {
-      result.failures.push_back(
-          NamespaceFailure{namespace_name, cpu.error ? *cpu.error : *memory.error});
+    if (failed[i]) {
+      result.failures.push_back(std::move(*failed[i]));
       continue;
     }
-    DecodedPods decoded =
-        decodePodUsage(rules, namespace_name, *namespaces[i].second, cpu.result, memory.result);
-    auto& in_namespace = usage[namespace_name];
-    for (PodUsage& pod : decoded.pods) {
+    auto& in_namespace = usage[*namespaces[i].first];
+    for (PodUsage& pod : decoded[i].pods) {
       std::string name = pod.name;
       in_namespace.emplace(std::move(name), std::move(pod));
     }
-    std::move(decoded.omitted.begin(), decoded.omitted.end(), std::back_inserter(result.omitted));
+    std::move(decoded[i].omitted.begin(), decoded[i].omitted.end(),
+              std::back_inserter(result.omitted));
   }
   // In the order asked; a pod listed twice is served once (the first extract empties its slot).
   for (const PodRef& pod : pods) {
