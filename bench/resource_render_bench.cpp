@@ -4,11 +4,11 @@
 // timed in three stages, each in a function of its own:
 //   list    the lister's copy of the pods the request covers (as the cached lister copies them)
 //   usage   ResourceMetrics::podMetrics (2 x N queries to the fake, decoding samples into usage)
-//   handle  ResourceMetricsHandler::handle (listing, usage, the PodMetricsList as ordered_json)
-//   dump    the tree to text as the router writes it (compact, invalid UTF-8 replaced)
+//   render  ResourceMetricsHandler::render, what the router sends (listing, usage, the
+//           PodMetricsList written as JSON text)
 // Prints the median and p99 of each over --iterations, for the list over every namespace and
 // for the HPA's request of one namespace, and the peak RSS growth of one usage step and of one
-// whole answer (handle + dump), from VmHWM reset through /proc/self/clear_refs (Linux). No Google
+// whole answer (render), from VmHWM reset through /proc/self/clear_refs (Linux). No Google
 // Benchmark: a plain loop is enough for milliseconds per call.
 //
 //   resource_render_bench [--namespaces 100] [--pods-per-namespace 100] [--iterations 50]
@@ -167,17 +167,11 @@ double peakGrowthMib(const std::function<void()>& work) {
   return metrics.podMetrics(rules, refs, prometheus::Clock::now());
 }
 
-[[gnu::noinline]] api::Json handleOnce(
+[[gnu::noinline]] std::string renderOnce(
     const api::ResourceMetricsHandler& handler, const api::ResourceMetricsRequest& request,
     const metrics_adapter::discovery::CompiledResourceRules& rules,
     const kube::RestMapper& mapper) {
-  return handler.handle(request, rules, mapper);
-}
-
-[[gnu::noinline]] std::string dumpOnce(const api::Json& body) {
-  std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  text += '\n';
-  return text;
+  return handler.render(request, rules, mapper) + '\n';
 }
 
 void run(const char* label, const api::ResourceMetricsRequest& request, const Options& options,
@@ -189,11 +183,8 @@ void run(const char* label, const api::ResourceMetricsRequest& request, const Op
   for (const auto& pod : lister.listObjects({}, request.namespace_name, {}))
     refs.push_back({pod.namespace_name, pod.name});
   const double usage_peak = peakGrowthMib([&] { usageOnce(metrics, rules, refs); });
-  const double answer_peak = peakGrowthMib([&] {
-    const api::Json body = handleOnce(handler, request, rules, mapper);
-    dumpOnce(body);
-  });
-  std::vector<double> list, usage, handle, dump;
+  const double answer_peak = peakGrowthMib([&] { renderOnce(handler, request, rules, mapper); });
+  std::vector<double> list, usage, render;
   std::size_t items = 0, bytes = 0;
   for (std::size_t i = 0; i < options.iterations; ++i) {
     auto began = std::chrono::steady_clock::now();
@@ -203,18 +194,15 @@ void run(const char* label, const api::ResourceMetricsRequest& request, const Op
     const auto result = usageOnce(metrics, rules, refs);
     usage.push_back(millisSince(began));
     began = std::chrono::steady_clock::now();
-    const api::Json body = handleOnce(handler, request, rules, mapper);
-    handle.push_back(millisSince(began));
-    began = std::chrono::steady_clock::now();
-    const std::string text = dumpOnce(body);
-    dump.push_back(millisSince(began));
+    const std::string text = renderOnce(handler, request, rules, mapper);
+    render.push_back(millisSince(began));
     items = result.pods.size();
     bytes = text.size();
     fake.queries.clear();
   }
   std::printf("%s: %zu pods with usage, %zu bytes of JSON, %zu iterations\n", label, items, bytes,
               options.iterations);
-  std::printf("  peak RSS growth, first call: usage %.1f MiB, handle + dump %.1f MiB\n", usage_peak,
+  std::printf("  peak RSS growth, first call: usage %.1f MiB, render %.1f MiB\n", usage_peak,
               answer_peak);
   const auto row = [](const char* stage, const std::vector<double>& values) {
     std::printf("  %-62s p50 %8.3f  p99 %8.3f ms\n", stage, percentile(values, 50),
@@ -222,11 +210,9 @@ void run(const char* label, const api::ResourceMetricsRequest& request, const Op
   };
   row("list   (copying the pods' metadata out of the lister)", list);
   row("usage  (podMetrics: 2 queries a namespace to a fake, decoding)", usage);
-  row("handle (list + usage + the PodMetricsList as ordered_json)", handle);
-  row("dump   (the tree to text, as the router writes it)", dump);
-  std::printf(
-      "  %-62s p50 %8.3f ms\n", "handle + dump - list - usage (the JSON alone)",
-      percentile(handle, 50) + percentile(dump, 50) - percentile(list, 50) - percentile(usage, 50));
+  row("render (list + usage + the PodMetricsList as JSON text)", render);
+  std::printf("  %-62s p50 %8.3f ms\n", "render - list - usage (writing the JSON)",
+              percentile(render, 50) - percentile(list, 50) - percentile(usage, 50));
 }
 
 }  // namespace

@@ -142,39 +142,65 @@ void appendUsage(std::string& out, std::int64_t cpu_nanocores, std::int64_t memo
   out += R"("})";
 }
 
-// ,"timestamp":"..","window":".."
-void appendTimes(std::string& out, double timestamp, const std::string& window) {
-  out += R"(,"timestamp":")";
-  out += formatTimestamp(timestamp);
-  out += R"(","window":")";
-  out += window;
-  out += '"';
-}
+// ,"timestamp":"..","window":"..". The timestamps of one answer are mostly equal (one
+// evaluation time): each distinct one is formatted once.
+class TimesWriter {
+ public:
+  explicit TimesWriter(std::string window) : window_(std::move(window)) {}
 
-// The whole answer around `items` (each a JSON object's members, without braces): one object
-// of `kind` for a GET, else a `kind`List.
-std::string wrapAnswer(const char* kind, bool single, const std::vector<std::string>& items) {
-  std::string out = R"({"kind":")";
-  out += kind;
-  if (!single) out += "List";
-  out += R"(","apiVersion":")";
-  out += kResourceMetricsGroup;
-  out += '/';
-  out += kResourceMetricsVersion;
-  out += '"';
-  if (single) return out + ',' + items.front() + '}';
-  std::size_t size = out.size() + 32;
-  for (const auto& item : items) size += item.size() + 3;
-  out.reserve(size);
-  out += R"(,"metadata":{},"items":[)";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '{';
-    out += items[i];
-    out += '}';
+  void append(std::string& out, double timestamp) {
+    if (formatted_.empty() || timestamp != last_) {
+      last_ = timestamp;
+      formatted_ = formatTimestamp(timestamp);
+    }
+    out += R"(,"timestamp":")";
+    out += formatted_;
+    out += R"(","window":")";
+    out += window_;
+    out += '"';
   }
-  return out + "]}";
-}
+
+ private:
+  std::string window_;
+  double last_ = 0;
+  std::string formatted_;
+};
+
+// Writes a PodMetrics/NodeMetrics answer into one string: one object of `kind` for a GET, else a
+// `kind`List whose items are added one by one (item() opens one; its members follow, then
+// endItem()).
+class AnswerWriter {
+ public:
+  AnswerWriter(const char* kind, bool single, std::size_t expected_bytes) : single_(single) {
+    out_.reserve(expected_bytes + 128);
+    out_ += R"({"kind":")";
+    out_ += kind;
+    if (!single) out_ += "List";
+    out_ += R"(","apiVersion":")";
+    out_ += kResourceMetricsGroup;
+    out_ += '/';
+    out_ += kResourceMetricsVersion;
+    out_ += single ? R"(",)" : R"(","metadata":{},"items":[)";
+  }
+
+  std::string& item() {
+    if (!single_) out_ += items_++ > 0 ? ",{" : "{";
+    return out_;
+  }
+  void endItem() {
+    if (!single_) out_ += '}';
+  }
+
+  std::string finish() && {
+    out_ += single_ ? "}" : "]}";
+    return std::move(out_);
+  }
+
+ private:
+  bool single_;
+  std::size_t items_ = 0;
+  std::string out_;
+};
 
 std::string windowOf(const discovery::CompiledResourceRules& rules) {
   return formatGoDuration(rules.window_length);
@@ -272,20 +298,23 @@ std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
     spdlog::warn("pod metrics of namespace {} left out: {} (query: {})", failure.namespace_name,
                  failure.error.what(), failure.error.query());
   }
+  if (!request.name.empty() && result.pods.empty()) {
+    throw noMetrics("podmetrics", request.namespace_name + "/" + request.name);
+  }
   std::string created;
   appendJsonString(created, nowTimestamp());
-  const std::string window = windowOf(rules);
-  std::vector<std::string> items;
-  items.reserve(result.pods.size());
+  TimesWriter times(windowOf(rules));
+  // About 280 bytes a pod with one container.
+  AnswerWriter answer("PodMetrics", !request.name.empty(), result.pods.size() * 300);
   std::size_t next = 0;  // result.pods keep the order of `refs`, a subsequence of `objects`
   for (const auto& usage : result.pods) {
     while (objects[next].name != usage.name ||
            objects[next].namespace_name != usage.namespace_name) {
       ++next;
     }
-    std::string& item = items.emplace_back();
+    std::string& item = answer.item();
     appendMetadata(item, objects[next], created);
-    appendTimes(item, usage.timestamp, window);
+    times.append(item, usage.timestamp);
     item += R"(,"containers":[)";
     for (std::size_t i = 0; i < usage.containers.size(); ++i) {
       const auto& container = usage.containers[i];
@@ -296,11 +325,9 @@ std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
       item += '}';
     }
     item += ']';
+    answer.endItem();
   }
-  if (!request.name.empty() && items.empty()) {
-    throw noMetrics("podmetrics", request.namespace_name + "/" + request.name);
-  }
-  return wrapAnswer("PodMetrics", !request.name.empty(), items);
+  return std::move(answer).finish();
 }
 
 std::string ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
@@ -322,22 +349,22 @@ std::string ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
   } catch (const resource::ResourceQueryError& e) {
     throw queryFailure(e);
   }
+  if (!request.name.empty() && result.nodes.empty()) throw noMetrics("nodemetrics", request.name);
   std::string created;
   appendJsonString(created, nowTimestamp());
-  const std::string window = windowOf(rules);
-  std::vector<std::string> items;
-  items.reserve(result.nodes.size());
+  TimesWriter times(windowOf(rules));
+  AnswerWriter answer("NodeMetrics", !request.name.empty(), result.nodes.size() * 300);
   std::size_t next = 0;
   for (const auto& usage : result.nodes) {
     while (objects[next].name != usage.name) ++next;
-    std::string& item = items.emplace_back();
+    std::string& item = answer.item();
     appendMetadata(item, objects[next], created);
-    appendTimes(item, usage.timestamp, window);
+    times.append(item, usage.timestamp);
     item += R"(,"usage":)";
     appendUsage(item, usage.cpu_nanocores, usage.memory_bytes);
+    answer.endItem();
   }
-  if (!request.name.empty() && items.empty()) throw noMetrics("nodemetrics", request.name);
-  return wrapAnswer("NodeMetrics", !request.name.empty(), items);
+  return std::move(answer).finish();
 }
 
 }  // namespace metrics_adapter::api
