@@ -146,8 +146,9 @@ TEST_F(ResourceMetricsTest, NonVectorAnswerFailsTheNamespace) {
   const PodMetricsResult result = metrics().podMetrics(*rules_, {{"ns", "p"}}, kAt);
   EXPECT_THAT(result.pods, IsEmpty());
   ASSERT_EQ(result.failures.size(), 1U);
-  EXPECT_THAT(result.failures[0].error.what(),
-              HasSubstr("containerQuery of resourceRules.cpu answered a scalar, not an instant vector"));
+  EXPECT_THAT(
+      result.failures[0].error.what(),
+      HasSubstr("containerQuery of resourceRules.cpu answered a scalar, not an instant vector"));
   EXPECT_EQ(result.failures[0].error.query(), podQuery(false, "ns", {"p"}));
 }
 
