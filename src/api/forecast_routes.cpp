@@ -1,10 +1,8 @@
 #include "metrics_adapter/api/forecast_routes.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string>
-#include <system_error>
 
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/discovery_documents.h"
@@ -12,6 +10,7 @@
 #include "metrics_adapter/forecast/replay.h"
 #include "metrics_adapter/promql/label_selector.h"
 #include "metrics_adapter/promql/quantity.h"
+#include "metrics_adapter/text/number.h"
 
 namespace metrics_adapter::api {
 namespace {
@@ -49,11 +48,8 @@ Json seriesLabels(const std::map<std::string, std::string>& labels) {
 // A positive number of a query parameter, or nullopt when absent. Throws 400.
 std::optional<double> positiveNumber(const server::RequestInfo& info, const char* name) {
   if (!info.has(name)) return std::nullopt;
-  const std::string text = info.get(name);
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
-      value <= 0) {
+  const std::optional<double> value = text::parseFiniteNumber(info.get(name));
+  if (!value || *value <= 0) {
     throw ApiError::badRequest(std::string("parameter ") + name + " must be a positive number");
   }
   return value;

@@ -17,6 +17,7 @@
 #include "metrics_adapter/forecast/observer_page.h"
 #include "metrics_adapter/forecast/replay.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
+#include "metrics_adapter/text/number.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -34,13 +35,9 @@ constexpr const char* kForecastUsage =
 constexpr int kMaxDays = 35;
 
 double positiveNumberFlag(const std::string& name, const std::string& value) {
-  double number = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (error != std::errc() || end != value.data() + value.size() || !std::isfinite(number) ||
-      number <= 0) {
-    throw FlagError("--" + name + ": must be a positive number");
-  }
-  return number;
+  const std::optional<double> number = text::parseFiniteNumber(value);
+  if (!number || *number <= 0) throw FlagError("--" + name + ": must be a positive number");
+  return *number;
 }
 
 std::map<std::string, ToolFlag> forecastFlags(ForecastCommandOptions* options) {

@@ -2,18 +2,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
-#include <system_error>
 
 #include "config/value_checks.h"
 #include "config/yaml_reader.h"
 #include "metrics_adapter/config/config.h"
+#include "metrics_adapter/text/number.h"
 
 namespace metrics_adapter::config {
 namespace {
@@ -275,14 +274,11 @@ class ConfigParser {
   }
 
   double quantile(const YAML::Node& node, const std::string& path) {
-    const std::string text = reader_.scalar(node, path);
-    double value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || !(value >= 0.5) ||
-        !(value <= 0.99)) {
+    const std::optional<double> value = text::parseFiniteNumber(reader_.scalar(node, path));
+    if (!value || *value < 0.5 || *value > 0.99) {
       reader_.fail(node, path, "must be a number from 0.5 (no margin) to 0.99");
     }
-    return value;
+    return *value;
   }
 
   // Returns the number of capture groups of `pattern` ("" is valid and has none).

@@ -362,20 +362,26 @@ class RenderTest(unittest.TestCase):
                 self.assertTrue(selects(constraint["labelSelector"]["matchLabels"], labels))
 
 
+def render_with_component(component):
+    """The default install (base + dcgm) with deploy/components/<component> added: its objects
+    and its APIServices' specs by (group, version)."""
+    overlay = os.path.join(WORK, "deploy", "overlays", component + "-check")
+    os.makedirs(overlay, exist_ok=True)
+    with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
+        f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                "resources:\n- ../../base\ncomponents:\n- ../../components/dcgm\n"
+                "- ../../components/%s\n" % component)
+    objects = render("overlays/%s-check" % component)
+    return objects, {(a["spec"]["group"], a["spec"]["version"]): a["spec"]
+                     for a in all_of(objects, "APIService")}
+
+
 class ForecastObserverComponentTest(unittest.TestCase):
     """deploy/components/forecast-observer added to the default install: one more APIService,
     for our group, verified with the same CA, and a ClusterRole to read the pages."""
 
     def test_component_adds_the_observer_apiservice(self):
-        overlay = os.path.join(WORK, "deploy", "overlays", "forecast-check")
-        os.makedirs(overlay, exist_ok=True)
-        with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
-            f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                    "resources:\n- ../../base\ncomponents:\n- ../../components/dcgm\n"
-                    "- ../../components/forecast-observer\n")
-        objects = render("overlays/forecast-check")
-        apiservices = {(a["spec"]["group"], a["spec"]["version"]): a["spec"]
-                       for a in all_of(objects, "APIService")}
+        objects, apiservices = render_with_component("forecast-observer")
         self.assertEqual(set(apiservices),
                          API_SERVICES | {("forecast.metrics-adapter.io", "v1alpha1")})
         observer = apiservices[("forecast.metrics-adapter.io", "v1alpha1")]
@@ -395,15 +401,7 @@ class ResourceMetricsComponentTest(unittest.TestCase):
     preset resourceRules that loads."""
 
     def test_component_adds_the_metrics_apiservice(self):
-        overlay = os.path.join(WORK, "deploy", "overlays", "resource-check")
-        os.makedirs(overlay, exist_ok=True)
-        with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
-            f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                    "resources:\n- ../../base\ncomponents:\n- ../../components/dcgm\n"
-                    "- ../../components/resource-metrics\n")
-        objects = render("overlays/resource-check")
-        apiservices = {(a["spec"]["group"], a["spec"]["version"]): a["spec"]
-                       for a in all_of(objects, "APIService")}
+        objects, apiservices = render_with_component("resource-metrics")
         self.assertEqual(set(apiservices), API_SERVICES | {("metrics.k8s.io", "v1beta1")})
         metrics = apiservices[("metrics.k8s.io", "v1beta1")]
         external = apiservices[("external.metrics.k8s.io", "v1beta1")]
