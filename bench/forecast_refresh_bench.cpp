@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   const int refreshes = intFlag(argc, argv, "--refreshes", 10);
 
   auto prometheus = std::make_shared<WavePrometheus>(per_rule);
-  metrics_adapter::forecast::ForecastService service(prometheus, {});
+  const auto backends = metrics_adapter::prometheus::BackendSet::single(prometheus);
+  metrics_adapter::forecast::ForecastService service([backends] { return backends; }, {});
   std::vector<metrics_adapter::config::ForecastRule> rules;
   for (int r = 0; r < rule_count; ++r) {
     metrics_adapter::config::ForecastRule rule;

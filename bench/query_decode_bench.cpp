@@ -112,7 +112,8 @@ void answerPodsRequest(benchmark::State& state) {
   rule_set->rules = discovery::compileRules(
       metrics_adapter::config::loadConfigFile(MA_SOURCE_DIR "/config/gpu-dcgm-exporter.yaml"),
       *rule_set->mapper, &warnings);
-  auto relister = std::make_shared<discovery::Relister>(rule_set, fake, discovery::RelistOptions{});
+  rule_set->backends = prometheus::BackendSet::single(fake);
+  auto relister = std::make_shared<discovery::Relister>(rule_set, discovery::RelistOptions{});
   relister->relistOnce();
 
   auto lister = std::make_shared<ListedPods>();
@@ -124,7 +125,7 @@ void answerPodsRequest(benchmark::State& state) {
         {{"namespace", "bench"}, {"pod", pod}}, 40 + i % 6000 / 100.0, 1763778400.123});
   }
   fake->answer = [&answer](const std::string&) { return answer; };
-  api::CustomMetricsHandler handler([relister] { return relister->snapshot(); }, fake, lister,
+  api::CustomMetricsHandler handler([relister] { return relister->snapshot(); }, lister,
                                     api::CustomMetricsOptions{});
   api::CustomMetricRequest request;
   request.version = "v1beta1";

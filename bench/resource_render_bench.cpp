@@ -161,29 +161,31 @@ double peakGrowthMib(const std::function<void()>& work) {
 }
 
 [[gnu::noinline]] resource::PodMetricsResult usageOnce(
-    const resource::ResourceMetrics& metrics,
+    const resource::ResourceMetrics& metrics, const prometheus::Backend& backend,
     const metrics_adapter::discovery::CompiledResourceRules& rules,
     const std::vector<resource::PodRef>& refs) {
-  return metrics.podMetrics(rules, refs, prometheus::Clock::now());
+  return metrics.podMetrics(backend, rules, refs, prometheus::Clock::now());
 }
 
 [[gnu::noinline]] std::string renderOnce(
     const api::ResourceMetricsHandler& handler, const api::ResourceMetricsRequest& request,
     const metrics_adapter::discovery::CompiledResourceRules& rules,
-    const kube::RestMapper& mapper) {
-  return handler.render(request, rules, mapper) + '\n';
+    const prometheus::Backend& backend, const kube::RestMapper& mapper) {
+  return handler.render(request, rules, backend, mapper) + '\n';
 }
 
 void run(const char* label, const api::ResourceMetricsRequest& request, const Options& options,
          const api::ResourceMetricsHandler& handler, const resource::ResourceMetrics& metrics,
-         ClusterPods& lister, metrics_adapter::testing::FakePrometheus& fake,
+         ClusterPods& lister, const std::shared_ptr<metrics_adapter::testing::FakePrometheus>& fake,
          const metrics_adapter::discovery::CompiledResourceRules& rules,
          const kube::RestMapper& mapper) {
+  const prometheus::Backend backend = metrics_adapter::testing::asBackend(fake);
   std::vector<resource::PodRef> refs;
   for (const auto& pod : lister.listObjects({}, request.namespace_name, {}))
     refs.push_back({pod.namespace_name, pod.name});
-  const double usage_peak = peakGrowthMib([&] { usageOnce(metrics, rules, refs); });
-  const double answer_peak = peakGrowthMib([&] { renderOnce(handler, request, rules, mapper); });
+  const double usage_peak = peakGrowthMib([&] { usageOnce(metrics, backend, rules, refs); });
+  const double answer_peak =
+      peakGrowthMib([&] { renderOnce(handler, request, rules, backend, mapper); });
   std::vector<double> list, usage, render;
   std::size_t items = 0, bytes = 0;
   for (std::size_t i = 0; i < options.iterations; ++i) {
@@ -191,14 +193,14 @@ void run(const char* label, const api::ResourceMetricsRequest& request, const Op
     const auto listed = listOnce(lister, request);
     list.push_back(millisSince(began));
     began = std::chrono::steady_clock::now();
-    const auto result = usageOnce(metrics, rules, refs);
+    const auto result = usageOnce(metrics, backend, rules, refs);
     usage.push_back(millisSince(began));
     began = std::chrono::steady_clock::now();
-    const std::string text = renderOnce(handler, request, rules, mapper);
+    const std::string text = renderOnce(handler, request, rules, backend, mapper);
     render.push_back(millisSince(began));
     items = result.pods.size();
     bytes = text.size();
-    fake.queries.clear();
+    fake->queries.clear();
   }
   std::printf("%s: %zu pods with usage, %zu bytes of JSON, %zu iterations\n", label, items, bytes,
               options.iterations);
@@ -253,16 +255,16 @@ int main(int argc, char** argv) {
   };
   auto lister = std::make_shared<ClusterPods>(options);
   auto metrics = std::make_shared<const resource::ResourceMetrics>(
-      fake, resource::ResourceMetricsOptions{}, nullptr);
+      resource::ResourceMetricsOptions{}, nullptr);
   const api::ResourceMetricsHandler handler(lister, metrics);
 
   api::ResourceMetricsRequest every;
-  run("GET /apis/metrics.k8s.io/v1beta1/pods", every, options, handler, *metrics, *lister, *fake,
+  run("GET /apis/metrics.k8s.io/v1beta1/pods", every, options, handler, *metrics, *lister, fake,
       *rules, mapper);
   api::ResourceMetricsRequest hpa;
   hpa.namespace_name = namespaceName(0);
   hpa.label_selector = "app=bench";
   run("GET /apis/metrics.k8s.io/v1beta1/namespaces/ns-00/pods?labelSelector=app=bench", hpa,
-      options, handler, *metrics, *lister, *fake, *rules, mapper);
+      options, handler, *metrics, *lister, fake, *rules, mapper);
   return 0;
 }

@@ -204,16 +204,17 @@ BuiltQuery buildQuery(const CustomMetricRequest& request, const ResolvedMetric& 
 
 // Step 4: Prometheus's answer, which must be an instant vector. Throws ApiError (503 or 500,
 // see prometheusFailure).
-prometheus::QueryResult runQuery(prometheus::PrometheusApi& prometheus, const BuiltQuery& query,
+prometheus::QueryResult runQuery(const prometheus::Backend& backend, const BuiltQuery& query,
                                  std::chrono::milliseconds timeout,
                                  const CustomMetricRequest& request, const ResolvedMetric& resolved,
                                  QueryTrace* trace) {
   prometheus::QueryResult result;
   try {
-    result = prometheus.query(query.promql, prometheus::Clock::now(), timeout);
+    result =
+        backend.api->query(query.promql, prometheus::Clock::now(), backend.queryTimeout(timeout));
   } catch (const prometheus::PrometheusError& e) {
-    throw prometheusFailure(
-        e, "query for metric " + request.metric + " on " + resolved.group_resource);
+    throw prometheusFailure(e, backend.name,
+                            "metric " + request.metric + " on " + resolved.group_resource);
   }
   if (trace) {
     trace->queried = true;
@@ -284,13 +285,9 @@ std::string writeMetricValueList(const CustomMetricRequest& request, const Resol
 }  // namespace
 
 CustomMetricsHandler::CustomMetricsHandler(SnapshotSource snapshots,
-                                           std::shared_ptr<prometheus::PrometheusApi> prometheus,
                                            std::shared_ptr<kube::ObjectLister> lister,
                                            CustomMetricsOptions options)
-    : snapshots_(std::move(snapshots)),
-      prometheus_(std::move(prometheus)),
-      lister_(std::move(lister)),
-      options_(options) {}
+    : snapshots_(std::move(snapshots)), lister_(std::move(lister)), options_(options) {}
 
 Json CustomMetricsHandler::handle(const CustomMetricRequest& request, QueryTrace* trace) const {
   return Json::parse(render(request, trace));
@@ -301,9 +298,11 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
   // One snapshot for the whole request: its rules and REST mapping belong together.
   auto snapshot = snapshots_();
   const ResolvedMetric resolved = resolveMetric(*snapshot, request);
+  const prometheus::Backend& backend = backendOf(*snapshot, resolved.metric->rule->source.backend);
   if (trace) {
     trace->rule_id = resolved.metric->rule->id;
     trace->series = resolved.metric->series_name;
+    trace->backend = backend.name;
   }
   auto metric_selector = parseSelector(request.metric_label_selector, "metricLabelSelector");
   const ObjectSelection objects = selectObjects(request, resolved, lister_.get());
@@ -314,13 +313,24 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
       buildQuery(request, resolved, objects, metric_selector, snapshot->mapper());
   if (trace) trace->promql = query.promql;
   const prometheus::QueryResult result =
-      runQuery(*prometheus_, query, options_.query_timeout, request, resolved, trace);
+      runQuery(backend, query, options_.query_timeout, request, resolved, trace);
   const auto values = valuesByObject(result, query.resource_label, objects.wanted, request,
                                      resolved.group_resource);
   return writeMetricValueList(request, resolved, metric_selector, values);
 }
 
-ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context) {
+const prometheus::Backend& backendOf(const discovery::RegistrySnapshot& snapshot,
+                                     std::string_view name) {
+  const prometheus::Backend* backend = snapshot.backend(name);
+  if (!backend) {
+    throw ApiError::internal("backend \"" + std::string(name) + "\" is not configured");
+  }
+  return *backend;
+}
+
+ApiError prometheusFailure(const prometheus::PrometheusError& error, std::string_view backend,
+                           const std::string& what) {
+  const std::string context = what + " from backend \"" + std::string(backend) + "\"";
   spdlog::warn("Prometheus failed for {}: {}", context, error.detail());
   using Kind = prometheus::PrometheusError::Kind;
   const std::string_view message = error.what();
@@ -331,19 +341,17 @@ ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::
   switch (error.kind()) {
     case Kind::kUnreachable:
     case Kind::kTimeout:
-      return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
-                                   std::string(message));
+      return ApiError::unavailable("unable to fetch " + context + ": " + std::string(message));
     case Kind::kHttpStatus:
     case Kind::kApiError:
       if (busy) {
-        return ApiError::unavailable("unable to fetch metrics from Prometheus: " +
-                                     std::string(message));
+        return ApiError::unavailable("unable to fetch " + context + ": " + std::string(message));
       }
       break;
     case Kind::kBadResponse:
       break;
   }
-  return ApiError::internal("unable to fetch metrics: " + std::string(error.what()));
+  return ApiError::internal("unable to fetch " + context + ": " + std::string(error.what()));
 }
 
 void appendJsonString(std::string& out, std::string_view text) {

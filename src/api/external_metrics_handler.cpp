@@ -49,12 +49,9 @@ std::optional<ExternalMetricRequest> parseExternalMetricRequest(const server::Re
 }
 
 ExternalMetricsHandler::ExternalMetricsHandler(
-    SnapshotSource snapshots, std::shared_ptr<prometheus::PrometheusApi> prometheus,
-    ExternalMetricsOptions options, std::shared_ptr<const forecast::ForecastService> forecasts)
-    : snapshots_(std::move(snapshots)),
-      prometheus_(std::move(prometheus)),
-      options_(options),
-      forecasts_(std::move(forecasts)) {}
+    SnapshotSource snapshots, ExternalMetricsOptions options,
+    std::shared_ptr<const forecast::ForecastService> forecasts)
+    : snapshots_(std::move(snapshots)), options_(options), forecasts_(std::move(forecasts)) {}
 
 Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryTrace* trace) const {
   if (forecasts_) {
@@ -67,9 +64,11 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
   const discovery::ExternalMetric* metric = snapshot->findExternal(request.metric);
   if (!metric) throw ApiError::notFound(notFoundMessage(*snapshot, request.metric));
 
+  const prometheus::Backend& backend = backendOf(*snapshot, metric->rule->source.backend);
   if (trace) {
     trace->rule_id = metric->rule->id;
     trace->series = metric->series_name;
+    trace->backend = backend.name;
   }
   ExternalQuerySpec spec;
   spec.rule = metric->rule.get();
@@ -87,9 +86,10 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
 
   prometheus::QueryResult result;
   try {
-    result = prometheus_->query(promql, prometheus::Clock::now(), options_.query_timeout);
+    result = backend.api->query(promql, prometheus::Clock::now(),
+                                backend.queryTimeout(options_.query_timeout));
   } catch (const prometheus::PrometheusError& e) {
-    throw prometheusFailure(e, "query for external metric " + request.metric);
+    throw prometheusFailure(e, backend.name, "external metric " + request.metric);
   }
   if (trace) {
     trace->queried = true;

@@ -79,12 +79,12 @@ std::vector<kube::ObjectMeta> listCovered(kube::ObjectLister* lister,
 
 // The ApiError for a failed resource query: Prometheus's own failure (503 when it cannot answer
 // now) or a rule failure (500), naming the query either way.
-ApiError queryFailure(const resource::ResourceQueryError& error) {
+ApiError queryFailure(const resource::ResourceQueryError& error, std::string_view backend) {
   const std::string query = error.query().empty() ? "" : " (query: " + error.query() + ")";
   try {
     if (error.cause()) std::rethrow_exception(error.cause());
   } catch (const prometheus::PrometheusError& cause) {
-    const ApiError mapped = prometheusFailure(cause, "resource metrics" + query);
+    const ApiError mapped = prometheusFailure(cause, backend, "resource metrics");
     return {mapped.code(), mapped.reason(), mapped.what() + query};
   } catch (const std::exception&) {
     // a rule failure: reported below with the error's own message
@@ -265,18 +265,22 @@ ResourceMetricsHandler::ResourceMetricsHandler(
 
 std::string ResourceMetricsHandler::render(const ResourceMetricsRequest& request,
                                            const discovery::CompiledResourceRules& rules,
+                                           const prometheus::Backend& backend,
                                            const kube::RestMapper& mapper) const {
-  return request.nodes ? nodes(request, rules, mapper) : pods(request, rules, mapper);
+  return request.nodes ? nodes(request, rules, backend, mapper)
+                       : pods(request, rules, backend, mapper);
 }
 
 Json ResourceMetricsHandler::handle(const ResourceMetricsRequest& request,
                                     const discovery::CompiledResourceRules& rules,
+                                    const prometheus::Backend& backend,
                                     const kube::RestMapper& mapper) const {
-  return Json::parse(render(request, rules, mapper));
+  return Json::parse(render(request, rules, backend, mapper));
 }
 
 std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
                                          const discovery::CompiledResourceRules& rules,
+                                         const prometheus::Backend& backend,
                                          const kube::RestMapper& mapper) const {
   const Selectors selectors = parseSelectors(request);
   std::vector<kube::ObjectMeta> objects = listCovered(
@@ -289,12 +293,12 @@ std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
   refs.reserve(objects.size());
   for (const auto& object : objects) refs.push_back({object.namespace_name, object.name});
   const resource::PodMetricsResult result =
-      metrics_->podMetrics(rules, refs, prometheus::Clock::now());
+      metrics_->podMetrics(backend, rules, refs, prometheus::Clock::now());
 
   // A list over every namespace serves the namespaces that answered; a request for one
   // namespace (or one pod) fails with its query.
   for (const auto& failure : result.failures) {
-    if (!request.namespace_name.empty()) throw queryFailure(failure.error);
+    if (!request.namespace_name.empty()) throw queryFailure(failure.error, backend.name);
     spdlog::warn("pod metrics of namespace {} left out: {} (query: {})", failure.namespace_name,
                  failure.error.what(), failure.error.query());
   }
@@ -332,6 +336,7 @@ std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
 
 std::string ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
                                           const discovery::CompiledResourceRules& rules,
+                                          const prometheus::Backend& backend,
                                           const kube::RestMapper& mapper) const {
   const Selectors selectors = parseSelectors(request);
   std::vector<kube::ObjectMeta> objects =
@@ -345,9 +350,9 @@ std::string ResourceMetricsHandler::nodes(const ResourceMetricsRequest& request,
   for (const auto& object : objects) names.push_back(object.name);
   resource::NodeMetricsResult result;
   try {
-    result = metrics_->nodeMetrics(rules, names, prometheus::Clock::now());
+    result = metrics_->nodeMetrics(backend, rules, names, prometheus::Clock::now());
   } catch (const resource::ResourceQueryError& e) {
-    throw queryFailure(e);
+    throw queryFailure(e, backend.name);
   }
   if (!request.name.empty() && result.nodes.empty()) throw noMetrics("nodemetrics", request.name);
   std::string created;

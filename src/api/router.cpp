@@ -280,12 +280,13 @@ server::HttpResponse Router::resourceMetrics(const server::RequestInfo& info, bo
   if (parts.size() == 3) return fixedResponse<resourceMetricsResourceList>(pretty);
   auto request = parseResourceMetricsRequest(info);
   if (!request) throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
+  const prometheus::Backend& backend = backendOf(*snapshot, rules->backend);
   if (pretty) {
-    return jsonResponse(200, parts_.resource_metrics->handle(*request, *rules, snapshot->mapper()),
-                        true);
+    return jsonResponse(
+        200, parts_.resource_metrics->handle(*request, *rules, backend, snapshot->mapper()), true);
   }
-  return renderedResponse(parts_.resource_metrics->render(*request, *rules, snapshot->mapper()) +
-                          '\n');
+  return renderedResponse(
+      parts_.resource_metrics->render(*request, *rules, backend, snapshot->mapper()) + '\n');
 }
 
 server::HttpResponse Router::forecastGroup(const server::RequestInfo& info, bool pretty) const {

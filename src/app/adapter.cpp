@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "app/auth_setup.h"
+#include "app/backend_pool.h"
 #include "app/config_reloader.h"
 #include "app/logging.h"
 #include "app/periodic_task.h"
@@ -136,7 +137,7 @@ class Adapter {
       : options_(options), self_metrics_(std::make_shared<telemetry::SelfMetrics>()) {
     loaded_identity_ = fileIdentity(options.config_file);
     config::AdapterConfig config = loadConfig(options.config_file);
-    connectBackends();
+    connectBackends(config);
     std::vector<kube::ResourceInfo> resources = initialResources(kube_.get());
     startDiscovery(std::move(config), resources);
     buildServer();
@@ -167,7 +168,7 @@ class Adapter {
     spdlog::info(
         "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
         "https://{}:{} from {}",
-        MA_VERSION, options_.server.bind_address, server_->port(), options_.prometheus.url);
+        MA_VERSION, options_.server.bind_address, server_->port(), describeBackends(*backends_));
   }
 
   void reload() {
@@ -177,8 +178,8 @@ class Adapter {
 
   void stop() {
     // Requests still waiting on Prometheus after the drain, then the relist, end at once.
-    server_->stop(std::chrono::seconds(10), [this] { prometheus_client_->cancelCalls(); });
-    prometheus_client_->cancelCalls();
+    server_->stop(std::chrono::seconds(10), [this] { backend_pool_->cancelCalls(); });
+    backend_pool_->cancelCalls();
     reloader_->stop();
     forecast_refresh_->stop();
     if (refresher_) refresher_->stop();
@@ -187,19 +188,20 @@ class Adapter {
   }
 
  private:
-  // Prometheus (identical queries in flight together share one call), the Kubernetes API and
-  // delegated auth.
-  void connectBackends() {
+  // The Prometheus backends (identical queries in flight together share one call), the
+  // Kubernetes API and delegated auth.
+  void connectBackends(const config::AdapterConfig& config) {
     try {
-      prometheus_client_ =
-          std::make_shared<prometheus::PrometheusClient>(options_.prometheus, self_metrics_);
-      prometheus_ = std::make_shared<prometheus::CoalescingPrometheusApi>(
-          prometheus_client_,
-          prometheus::CoalescingOptions{.cache_ttl = options_.metrics_cache_ttl});
+      backend_pool_ = std::make_shared<BackendPool>(
+          options_.prometheus,
+          prometheus::CoalescingOptions{.cache_ttl = options_.metrics_cache_ttl}, self_metrics_);
+      backends_ = backend_pool_->build(config);
       kube_ = makeKubeClient(options_);
       auth_ = makeAuth(options_, kube_);
     } catch (const std::invalid_argument& e) {
       throw StartupError(e.what());
+    } catch (const config::ConfigError& e) {
+      throw StartupError(std::string("invalid configuration: ") + e.what());
     }
   }
 
@@ -208,23 +210,25 @@ class Adapter {
                       const std::vector<kube::ResourceInfo>& resources) {
     std::shared_ptr<const discovery::RuleSet> rule_set;
     try {
-      rule_set = compileRuleSet(config, std::make_shared<const kube::RestMapper>(resources));
+      rule_set =
+          compileRuleSet(config, std::make_shared<const kube::RestMapper>(resources), backends_);
     } catch (const config::ConfigError& e) {
       throw StartupError(std::string("invalid configuration: ") + e.what());
     }
     spdlog::info("loaded {} of {} rules and {} forecast rules from {}", rule_set->rules.size(),
                  config.rules.size() + config.external_rules.size(), config.forecast_rules.size(),
                  options_.config_file);
-    relister_ = std::make_shared<discovery::Relister>(rule_set, prometheus_, options_.relist,
-                                                      self_metrics_);
+    relister_ = std::make_shared<discovery::Relister>(rule_set, options_.relist, self_metrics_);
     config_state_ = std::make_shared<ConfigState>(
-        std::move(config), rule_set->mapper,
+        std::move(config), rule_set->mapper, backends_,
+        [pool = backend_pool_](const config::AdapterConfig& next) { return pool->build(next); },
         [relister = relister_](std::shared_ptr<const discovery::RuleSet> rules) {
           relister->setRuleSet(std::move(rules));
         });
     // Forecasts follow the config the state holds now, reloads included.
     forecasts_ = std::make_shared<forecast::ForecastService>(
-        prometheus_, forecast::ForecastServiceOptions{.query_timeout = kForecastQueryTimeout});
+        [state = config_state_] { return state->backends(); },
+        forecast::ForecastServiceOptions{.query_timeout = kForecastQueryTimeout});
     forecast_refresh_ = std::make_unique<PeriodicTask>(
         kForecastTick, [forecasts = forecasts_, state = config_state_] {
           forecasts->refresh(state->config()->forecast_rules, forecast::Clock::now());
@@ -245,17 +249,15 @@ class Adapter {
 
     api::RouterParts parts;
     parts.custom_metrics = std::make_shared<const api::CustomMetricsHandler>(
-        snapshots, prometheus_, lister,
-        api::CustomMetricsOptions{.query_timeout = options_.query_timeout});
+        snapshots, lister, api::CustomMetricsOptions{.query_timeout = options_.query_timeout});
     parts.external_metrics = std::make_shared<const api::ExternalMetricsHandler>(
-        snapshots, prometheus_,
-        api::ExternalMetricsOptions{.query_timeout = options_.query_timeout}, forecasts_);
+        snapshots, api::ExternalMetricsOptions{.query_timeout = options_.query_timeout},
+        forecasts_);
     parts.forecasts = forecasts_;
     parts.resource_metrics = std::make_shared<const api::ResourceMetricsHandler>(
-        lister,
-        std::make_shared<const resource::ResourceMetrics>(
-            prometheus_, resource::ResourceMetricsOptions{.query_timeout = options_.query_timeout},
-            self_metrics_));
+        lister, std::make_shared<const resource::ResourceMetrics>(
+                    resource::ResourceMetricsOptions{.query_timeout = options_.query_timeout},
+                    self_metrics_));
     parts.snapshots = snapshots;
     parts.health.live.push_back({"ping", [] { return std::optional<std::string>(); }});
     parts.health.ready.push_back({"discovery", [relister = relister_] {
@@ -278,8 +280,8 @@ class Adapter {
   const AdapterOptions& options_;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
   std::optional<FileIdentity> loaded_identity_;
-  std::shared_ptr<prometheus::PrometheusClient> prometheus_client_;  // to cancel calls at stop
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  std::shared_ptr<BackendPool> backend_pool_;  // to connect reloads and cancel calls at stop
+  std::shared_ptr<const prometheus::BackendSet> backends_;  // those of the config at startup
   std::shared_ptr<kube::KubeApi> kube_;
   std::optional<AuthStack> auth_;
   std::shared_ptr<discovery::Relister> relister_;

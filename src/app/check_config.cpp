@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/backend_pool.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
@@ -348,17 +349,35 @@ std::map<std::string, std::string> SeriesFilePrometheus::unselectable() const {
   return unselectable_;
 }
 
+std::shared_ptr<const discovery::RuleSet> withBackends(
+    const std::shared_ptr<const discovery::RuleSet>& rule_set,
+    std::shared_ptr<const prometheus::BackendSet> backends) {
+  auto copy = std::make_shared<discovery::RuleSet>(*rule_set);
+  copy->backends = std::move(backends);
+  return copy;
+}
+
 DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
-                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
                         const discovery::RelistOptions& options) {
-  auto recording = std::make_shared<RecordingPrometheus>(std::move(prometheus));
-  discovery::Relister relister(rule_set, recording, options);
+  // Each backend's series calls are recorded on the way.
+  std::vector<std::shared_ptr<RecordingPrometheus>> recorders;
+  std::vector<std::shared_ptr<const prometheus::Backend>> recorded_backends;
+  for (const auto& backend : rule_set->backends->all()) {
+    recorders.push_back(std::make_shared<RecordingPrometheus>(backend->api));
+    auto copy = std::make_shared<prometheus::Backend>(*backend);
+    copy->api = recorders.back();
+    recorded_backends.push_back(std::move(copy));
+  }
+  discovery::Relister relister(
+      withBackends(rule_set,
+                   std::make_shared<const prometheus::BackendSet>(std::move(recorded_backends))),
+      options);
   relister.relistOnce();
   DiscoveryRun run;
   run.rule_set = std::move(rule_set);
-  run.series = recording->recorded();
-  for (auto& [query, error] : relister.lastErrors()) {
-    if (!error.empty()) run.errors.emplace(query, std::move(error));
+  for (const auto& recorder : recorders) run.series.merge(recorder->recorded());
+  for (auto& [key, error] : relister.lastErrors()) {
+    if (!error.empty()) run.errors.emplace(key.second, std::move(error));
   }
   run.findings = relister.findings();
   run.snapshot = relister.snapshot();
@@ -439,16 +458,21 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
       err << "check-config: " << options.series_file << ": " << e.what() << "\n";
       return 1;
     }
-  } else if (options.use_prometheus) {
+  }
+  std::optional<DiscoveryRun> relisted;
+  if (prometheus || options.use_prometheus) {
     try {
-      prometheus = std::make_shared<prometheus::PrometheusClient>(options.shared.prometheus);
+      auto backends = toolBackends(config, options.shared.prometheus, prometheus);
+      if (!config.backends.empty()) out << "backends: " << describeBackends(*backends) << "\n";
+      relisted = relistOnce(withBackends(rule_set, std::move(backends)), options.shared.relist);
     } catch (const std::invalid_argument& e) {
       err << "check-config: " << e.what() << "\n";
       return 1;
+    } catch (const config::ConfigError& e) {
+      err << "invalid configuration: " << e.what() << "\n";
+      return 1;
     }
   }
-  std::optional<DiscoveryRun> relisted;
-  if (prometheus) relisted = relistOnce(rule_set, prometheus, options.shared.relist);
   if (series_file) {
     const auto unselectable = series_file->unselectable();
     for (const auto& rule : rule_set->rules) {
@@ -466,7 +490,10 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
   for (std::size_t i = 0; i < run.rule_set->rules.size(); ++i) {
     const auto& rule = *run.rule_set->rules[i];
     const auto& query = rule.source.series_query;
-    out << rule.id << " (seriesQuery " << query << "):";
+    out << rule.id << " (";
+    if (rule.source.backend != config::kDefaultBackend)
+      out << "backend " << rule.source.backend << ", ";
+    out << "seriesQuery " << query << "):";
     if (auto error = run.errors.find(query); error != run.errors.end()) {
       out << " the series query failed: " << error->second << "\n";
       continue;

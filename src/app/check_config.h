@@ -86,12 +86,17 @@ struct DiscoveryRun {
   std::shared_ptr<const discovery::RegistrySnapshot> snapshot;
 };
 
-// Runs one relist of `rule_set` against `prometheus` with the server's discovery::Relister
-// (one /api/v1/series call per distinct seriesQuery, looking back options.max_age, within
-// options.series_timeout). A failing call is recorded in `errors` and its rules find nothing.
+// Runs one relist of `rule_set` against its backends with the server's discovery::Relister
+// (one /api/v1/series call per distinct seriesQuery and backend, looking back options.max_age,
+// within options.series_timeout). A failing call is recorded in `errors` and its rules find
+// nothing.
 DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
-                        std::shared_ptr<prometheus::PrometheusApi> prometheus,
                         const discovery::RelistOptions& options);
+
+// `rule_set` served by `backends` (the tools compile first, then connect).
+std::shared_ptr<const discovery::RuleSet> withBackends(
+    const std::shared_ptr<const discovery::RuleSet>& rule_set,
+    std::shared_ptr<const prometheus::BackendSet> backends);
 
 // Compiles the config's rules against the built-in REST mapping. Throws config::ConfigError.
 std::shared_ptr<const discovery::RuleSet> compileOffline(const config::AdapterConfig& config,

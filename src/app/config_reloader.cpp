@@ -10,9 +10,11 @@
 namespace metrics_adapter::app {
 
 std::shared_ptr<const discovery::RuleSet> compileRuleSet(
-    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper) {
+    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper,
+    std::shared_ptr<const prometheus::BackendSet> backends) {
   auto rule_set = std::make_shared<discovery::RuleSet>();
   rule_set->mapper = std::move(mapper);
+  rule_set->backends = std::move(backends);
   std::vector<std::string> warnings;
   rule_set->rules =
       discovery::compileRules(config, *rule_set->mapper, &warnings, &rule_set->resource_rules);
@@ -21,21 +23,27 @@ std::shared_ptr<const discovery::RuleSet> compileRuleSet(
 }
 
 ConfigState::ConfigState(config::AdapterConfig config,
-                         std::shared_ptr<const kube::RestMapper> mapper, Apply apply)
+                         std::shared_ptr<const kube::RestMapper> mapper,
+                         std::shared_ptr<const prometheus::BackendSet> backends, Connect connect,
+                         Apply apply)
     : config_(std::make_shared<const config::AdapterConfig>(std::move(config))),
       mapper_(std::move(mapper)),
+      backends_(std::move(backends)),
+      connect_(std::move(connect)),
       apply_(std::move(apply)) {}
 
 void ConfigState::replaceConfig(config::AdapterConfig config) {
   std::lock_guard lock(mutex_);
-  auto rule_set = compileRuleSet(config, mapper_);
+  auto backends = connect_(config);
+  auto rule_set = compileRuleSet(config, mapper_, backends);
   apply_(std::move(rule_set));
   config_ = std::make_shared<const config::AdapterConfig>(std::move(config));
+  backends_ = std::move(backends);
 }
 
 void ConfigState::replaceMapper(std::shared_ptr<const kube::RestMapper> mapper) {
   std::lock_guard lock(mutex_);
-  auto rule_set = compileRuleSet(*config_, mapper);
+  auto rule_set = compileRuleSet(*config_, mapper, backends_);
   apply_(std::move(rule_set));
   mapper_ = std::move(mapper);
 }
@@ -48,6 +56,11 @@ std::shared_ptr<const config::AdapterConfig> ConfigState::config() const {
 std::shared_ptr<const kube::RestMapper> ConfigState::mapper() const {
   std::lock_guard lock(mutex_);
   return mapper_;
+}
+
+std::shared_ptr<const prometheus::BackendSet> ConfigState::backends() const {
+  std::lock_guard lock(mutex_);
+  return backends_;
 }
 
 std::optional<FileIdentity> fileIdentity(const std::string& path) {

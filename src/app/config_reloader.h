@@ -18,9 +18,11 @@
 namespace metrics_adapter::app {
 
 // Compiles `config` against `mapper` (rules naming unknown resources are left out, with a
-// warning logged). Throws config::ConfigError naming file, rule and field.
+// warning logged), with `backends` serving its rules. Throws config::ConfigError naming file,
+// rule and field.
 std::shared_ptr<const discovery::RuleSet> compileRuleSet(
-    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper);
+    const config::AdapterConfig& config, std::shared_ptr<const kube::RestMapper> mapper,
+    std::shared_ptr<const prometheus::BackendSet> backends);
 
 // The config that serves now and the REST mapping it was compiled against. Both the config
 // reloader and the REST mapping refresher go through it, so a new mapping is applied to the
@@ -29,12 +31,16 @@ class ConfigState {
  public:
   // Receives every new rule set (e.g. Relister::setRuleSet); called with the state locked.
   using Apply = std::function<void(std::shared_ptr<const discovery::RuleSet>)>;
+  // Builds the backends a config names (BackendPool::build); throws config::ConfigError.
+  using Connect =
+      std::function<std::shared_ptr<const prometheus::BackendSet>(const config::AdapterConfig&)>;
 
+  // `backends` are those `config` was compiled with.
   ConfigState(config::AdapterConfig config, std::shared_ptr<const kube::RestMapper> mapper,
-              Apply apply);
+              std::shared_ptr<const prometheus::BackendSet> backends, Connect connect, Apply apply);
 
-  // Compiles `config` against the current mapping and applies it. Throws config::ConfigError
-  // (then nothing changes).
+  // Connects `config`'s backends, compiles it against the current mapping and applies it.
+  // Throws config::ConfigError (then nothing changes, the backends in use included).
   void replaceConfig(config::AdapterConfig config);
   // Compiles the current config against `mapper` and applies it. Throws config::ConfigError
   // (then nothing changes).
@@ -42,11 +48,14 @@ class ConfigState {
 
   std::shared_ptr<const config::AdapterConfig> config() const;
   std::shared_ptr<const kube::RestMapper> mapper() const;
+  std::shared_ptr<const prometheus::BackendSet> backends() const;
 
  private:
   mutable std::mutex mutex_;
   std::shared_ptr<const config::AdapterConfig> config_;
   std::shared_ptr<const kube::RestMapper> mapper_;
+  std::shared_ptr<const prometheus::BackendSet> backends_;
+  Connect connect_;
   Apply apply_;
 };
 

@@ -2,11 +2,13 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "app/backend_pool.h"
 #include "metrics_adapter/auth/authenticator.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
@@ -24,6 +26,45 @@ struct Findings {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
 };
+
+// Which rules each backend serves: "backend gpu (http://thanos:10902): rules[0], forecastRules[0]".
+std::vector<std::string> backendUses(const config::AdapterConfig& config,
+                                     const prometheus::BackendSet& backends) {
+  std::map<std::string, std::vector<std::string>> uses;
+  auto use = [&](const std::string& backend, std::string rule) {
+    uses[backend].push_back(std::move(rule));
+  };
+  for (std::size_t i = 0; i < config.rules.size(); ++i) {
+    use(config.rules[i].backend, "rules[" + std::to_string(i) + "]");
+  }
+  for (std::size_t i = 0; i < config.external_rules.size(); ++i) {
+    use(config.external_rules[i].backend, "externalRules[" + std::to_string(i) + "]");
+  }
+  if (config.resource_rules) use(config.resource_rules->backend, "resourceRules");
+  for (std::size_t i = 0; i < config.forecast_rules.size(); ++i) {
+    use(config.forecast_rules[i].backend, "forecastRules[" + std::to_string(i) + "]");
+  }
+  std::vector<std::string> lines;
+  for (const auto& backend : backends.all()) {
+    std::string line = "backend " + backend->name + " (" + backend->url + "): ";
+    const auto& rules = uses[backend->name];
+    if (rules.empty()) line += "no rules";
+    for (std::size_t i = 0; i < rules.size(); ++i) line += (i ? ", " : "") + rules[i];
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+// The backends the server would build from the config and the --prometheus-* flags.
+void checkBackends(const AdapterOptions& options, const config::AdapterConfig& config,
+                   Findings& found) {
+  try {
+    const auto backends = toolBackends(config, options.prometheus);
+    for (auto& line : backendUses(config, *backends)) found.notes.push_back(std::move(line));
+  } catch (const std::exception& e) {
+    found.problems.emplace_back(e.what());
+  }
+}
 
 void checkConfig(const AdapterOptions& options, Findings& found) {
   try {
@@ -43,17 +84,10 @@ void checkConfig(const AdapterOptions& options, Findings& found) {
       found.notes.push_back("metrics.k8s.io from resourceRules (window " +
                             (resource_rules->window.empty() ? "0s" : resource_rules->window) + ")");
     }
+    checkBackends(options, config, found);
   } catch (const config::ConfigError& e) {
     found.problems.push_back(std::string("invalid configuration: ") + e.what());
-  }
-}
-
-void checkPrometheus(const AdapterOptions& options, Findings& found) {
-  try {
-    prometheus::PrometheusClient client(options.prometheus);
-    found.notes.push_back("Prometheus " + options.prometheus.url);
-  } catch (const std::exception& e) {
-    found.problems.emplace_back(e.what());
+    checkBackends(options, config::AdapterConfig{}, found);  // the flags' default still counts
   }
 }
 
@@ -149,7 +183,6 @@ void checkServing(const AdapterOptions& options, Findings& found) {
 int runDryRun(const AdapterOptions& options, std::ostream& out, std::ostream& err) {
   Findings found;
   checkConfig(options, found);
-  checkPrometheus(options, found);
   checkKubernetes(options, found);
   checkCaFile("client-ca-file", options.auth.client_ca_file, found);
   checkCaFile("requestheader-client-ca-file", options.auth.requestheader_client_ca_file, found);

@@ -79,8 +79,17 @@ std::map<std::string, ToolFlag> explainFlags(ExplainOptions* options) {
 
 std::string quote(const std::string& text) { return promql::quoteGoString(text); }
 
-void printRule(std::ostream& out, const discovery::CompiledRule& rule) {
+// The backend the rule's queries go to, as "backend: gpu (http://thanos:10902)".
+void printBackend(std::ostream& out, const discovery::RegistrySnapshot& snapshot,
+                  const std::string& name) {
+  const prometheus::Backend* backend = snapshot.backend(name);
+  out << "  backend: " << name << " (" << (backend ? backend->url : "not configured") << ")\n";
+}
+
+void printRule(std::ostream& out, const discovery::RegistrySnapshot& snapshot,
+               const discovery::CompiledRule& rule) {
   const config::DiscoveryRule& source = rule.source;
+  printBackend(out, snapshot, source.backend);
   out << "  seriesQuery: " << source.series_query << "\n";
   for (const auto& filter : source.series_filters) {
     out << "  seriesFilters: " << (filter.is ? "is " : "isNot ") << quote(filter.pattern) << "\n";
@@ -297,8 +306,7 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
   }
 }
 
-int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
-                  const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
+int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run) {
   const HpaRequest target = customRequest(options, run.snapshot->mapper());
   if (!options.selector.empty()) {
     out << "note: --selector needs the Kubernetes API to list the selected objects; explain has "
@@ -326,7 +334,7 @@ int explainCustom(std::ostream& out, const ExplainOptions& options, const Discov
   if (metric) {
     out << "rule: " << metric->rule->id << " serves " << group_resource << "/" << options.metric
         << " from series " << metric->series_name << "\n";
-    printRule(out, *metric->rule);
+    printRule(out, *run.snapshot, *metric->rule);
     if (resource) {
       out << "  label for " << group_resource << ": "
           << metric->rule->resources.labelForResource(*resource).value_or("(none)") << "\n";
@@ -337,14 +345,13 @@ int explainCustom(std::ostream& out, const ExplainOptions& options, const Discov
 
   auto snapshot = run.snapshot;
   api::CustomMetricsHandler handler(
-      [snapshot] { return snapshot; }, prometheus, nullptr,
+      [snapshot] { return snapshot; }, nullptr,
       api::CustomMetricsOptions{.query_timeout = options.shared.query_timeout});
   return printOutcome(out, metric != nullptr,
                       [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
 }
 
-int explainExternal(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
-                    const std::shared_ptr<prometheus::PrometheusApi>& prometheus) {
+int explainExternal(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run) {
   const std::string& selector =
       options.metric_selector.empty() ? options.selector : options.metric_selector;
   const HpaRequest target = hpaRequest("/apis/external.metrics.k8s.io/v1beta1",
@@ -367,13 +374,13 @@ int explainExternal(std::ostream& out, const ExplainOptions& options, const Disc
   if (metric) {
     out << "rule: " << metric->rule->id << " serves " << options.metric << " from series "
         << metric->series_name << "\n";
-    printRule(out, *metric->rule);
+    printRule(out, *run.snapshot, *metric->rule);
   } else {
     explainMiss(out, options, run, "");
   }
   auto snapshot = run.snapshot;
   api::ExternalMetricsHandler handler(
-      [snapshot] { return snapshot; }, prometheus,
+      [snapshot] { return snapshot; },
       api::ExternalMetricsOptions{.query_timeout = options.shared.query_timeout});
   return printOutcome(out, metric != nullptr,
                       [&](api::QueryTrace* trace) { return handler.handle(request, trace); });
@@ -446,34 +453,44 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
   }
   const std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
   if (!loaded) return 1;
-  std::shared_ptr<prometheus::PrometheusApi> prometheus;
+  std::shared_ptr<const prometheus::BackendSet> backends;
   try {
-    prometheus = std::make_shared<prometheus::PrometheusClient>(options.shared.prometheus);
+    backends = toolBackends(loaded->config, options.shared.prometheus);
   } catch (const std::invalid_argument& e) {
     err << "explain: " << e.what() << "\n";
     return 1;
+  } catch (const config::ConfigError& e) {
+    err << "invalid configuration: " << e.what() << "\n";
+    return 1;
   }
+  // Every rule names a backend the config defines (the loader checks), so find() succeeds.
+  auto backendNamed = [&backends](const std::string& name) -> const prometheus::Backend& {
+    return *backends->find(name);
+  };
   out << "config: " << options.config_file << " (" << loaded->config.rules.size() << " rules, "
       << loaded->config.external_rules.size() << " externalRules, "
       << loaded->config.forecast_rules.size() << " forecastRules)\n";
   for (const auto& warning : loaded->warnings) out << "warning: " << warning << "\n";
   if (options.resource_metrics) {
-    const int code =
-        explainResourceMetrics(out, options, loaded->rule_set->resource_rules.get(), *prometheus);
+    const auto* rules = loaded->rule_set->resource_rules.get();
+    const int code = explainResourceMetrics(
+        out, options, rules,
+        backendNamed(rules ? rules->backend : std::string(config::kDefaultBackend)));
     out << (code == 0 ? "result: the request would succeed\n" : "result: the request would fail\n");
     return code;
   }
   // A forecastRule's name wins over an external metric of that name, as in the server.
   for (const auto& rule : loaded->config.forecast_rules) {
     if (options.external && rule.name == options.metric) {
-      const int code = explainForecast(out, options, rule, prometheus);
+      const int code = explainForecast(out, options, rule, backendNamed(rule.backend));
       out << (code == 0 ? "result: the request would succeed\n"
                         : "result: the request would fail\n");
       return code;
     }
   }
 
-  const DiscoveryRun run = relistOnce(loaded->rule_set, prometheus, options.shared.relist);
+  const DiscoveryRun run =
+      relistOnce(withBackends(loaded->rule_set, backends), options.shared.relist);
   out << "relist: " << run.series.size() + run.errors.size() << " series queries";
   if (!run.errors.empty()) out << ", " << run.errors.size() << " failed";
   out << "; serving " << run.snapshot->customMetrics().size() << " custom and "
@@ -481,8 +498,8 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
   for (const auto& [query, error] : run.errors) {
     out << "  seriesQuery " << query << " failed: " << error << "\n";
   }
-  const int code = options.external ? explainExternal(out, options, run, prometheus)
-                                    : explainCustom(out, options, run, prometheus);
+  const int code =
+      options.external ? explainExternal(out, options, run) : explainCustom(out, options, run);
   out << (code == 0 ? "result: the request would succeed\n" : "result: the request would fail\n");
   return code;
 }

@@ -28,9 +28,9 @@ void printForecastRule(std::ostream& out, const config::ForecastRule& rule) {
 }  // namespace
 
 int explainForecast(std::ostream& out, const ExplainOptions& options,
-                    const config::ForecastRule& rule,
-                    std::shared_ptr<prometheus::PrometheusApi> prometheus) {
+                    const config::ForecastRule& rule, const prometheus::Backend& backend) {
   printForecastRule(out, rule);
+  out << "backend: " << backend.name << " (" << backend.url << ")\n";
   if (!options.namespace_name.empty() && !rule.namespaces.empty() &&
       std::find(rule.namespaces.begin(), rule.namespaces.end(), options.namespace_name) ==
           rule.namespaces.end()) {
@@ -45,8 +45,11 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
     return 2;
   }
 
+  auto backends = std::make_shared<const prometheus::BackendSet>(
+      std::vector<std::shared_ptr<const prometheus::Backend>>{
+          std::make_shared<const prometheus::Backend>(backend)});
   forecast::ForecastService service(
-      std::move(prometheus),
+      [backends] { return backends; },
       forecast::ForecastServiceOptions{.query_timeout = options.shared.query_timeout});
   service.refresh({rule}, forecast::Clock::now());
   const forecast::RuleStatus status = service.status(rule.name);

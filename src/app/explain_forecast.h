@@ -4,7 +4,7 @@
 
 #include "app/explain.h"
 #include "metrics_adapter/config/config.h"
-#include "metrics_adapter/prometheus/prometheus_api.h"
+#include "metrics_adapter/prometheus/backend_set.h"
 
 namespace metrics_adapter::app {
 
@@ -13,7 +13,6 @@ namespace metrics_adapter::app {
 // value, the served forecast and why (a daily rhythm, or the latest value when the history is too
 // short or shows no rhythm). Returns 0 when the request would succeed, 2 when it would fail.
 int explainForecast(std::ostream& out, const ExplainOptions& options,
-                    const config::ForecastRule& rule,
-                    std::shared_ptr<prometheus::PrometheusApi> prometheus);
+                    const config::ForecastRule& rule, const prometheus::Backend& backend);
 
 }  // namespace metrics_adapter::app

@@ -51,15 +51,17 @@ void printOmissions(std::ostream& out, const std::vector<resource::Omission>& om
 
 int explainResourceMetrics(std::ostream& out, const ExplainOptions& options,
                            const discovery::CompiledResourceRules* rules,
-                           prometheus::PrometheusApi& prometheus) {
+                           const prometheus::Backend& backend) {
+  prometheus::PrometheusApi& prometheus = *backend.api;
   if (!rules) {
     out << "answer: 404: the config has no resourceRules, so metrics.k8s.io is not served\n";
     return 2;
   }
   const bool nodes = options.resource == "nodes" || options.resource == "node";
+  out << "backend: " << backend.name << " (" << backend.url << ")\n";
   out << "resourceRules: window " << (rules->window.empty() ? "0s" : rules->window)
       << ", containerLabel \"" << rules->cpu.source.container_label << "\"\n";
-  const auto timeout = options.shared.query_timeout;
+  const auto timeout = backend.queryTimeout(options.shared.query_timeout);
   try {
     if (nodes) {
       const std::vector<std::string> names = {options.name};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "config/backends_parser.h"
 #include "config/value_checks.h"
 #include "config/yaml_reader.h"
 #include "metrics_adapter/config/config.h"
@@ -44,13 +45,15 @@ class ConfigParser {
 
   void parseDocument(const YAML::Node& root) {
     for (const auto& [key, value] : reader_.mapEntries(
-             root, "", {"rules", "externalRules", "resourceRules", "forecastRules"})) {
+             root, "", {"rules", "externalRules", "resourceRules", "forecastRules", "backends"})) {
       if (key == "rules") {
         config_->rules = discoveryRules(value, key);
       } else if (key == "externalRules") {
         config_->external_rules = discoveryRules(value, key);
       } else if (key == "resourceRules") {
         config_->resource_rules = resourceRules(value, key);
+      } else if (key == "backends") {
+        config_->backends = parseBackends(reader_, value, key);
       } else {
         config_->forecast_rules = forecastRules(value, key);
       }
@@ -70,7 +73,8 @@ class ConfigParser {
   DiscoveryRule discoveryRule(const YAML::Node& node, const std::string& path) {
     DiscoveryRule rule;
     for (const auto& [key, value] : reader_.mapEntries(
-             node, path, {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"})) {
+             node, path,
+             {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "backend"})) {
       const std::string field = childPath(path, key);
       if (key == "seriesQuery") {
         rule.series_query = reader_.scalar(value, field);
@@ -83,6 +87,8 @@ class ConfigParser {
         rule.resources = resourceMapping(value, field);
       } else if (key == "name") {
         rule.name = nameMapping(value, field);
+      } else if (key == "backend") {
+        rule.backend = backendName(value, field);
       } else {
         rule.metrics_query = reader_.scalar(value, field);
       }
@@ -149,12 +155,15 @@ class ConfigParser {
 
   ResourceRules resourceRules(const YAML::Node& node, const std::string& path) {
     ResourceRules rules;
-    for (const auto& [key, value] : reader_.mapEntries(node, path, {"cpu", "memory", "window"})) {
+    for (const auto& [key, value] :
+         reader_.mapEntries(node, path, {"cpu", "memory", "window", "backend"})) {
       const std::string field = childPath(path, key);
       if (key == "cpu") {
         rules.cpu = resourceRule(value, field);
       } else if (key == "memory") {
         rules.memory = resourceRule(value, field);
+      } else if (key == "backend") {
+        rules.backend = backendName(value, field);
       } else {
         rules.window = reader_.scalar(value, field);
         if (auto problem = durationProblem(rules.window)) reader_.fail(value, field, *problem);
@@ -203,7 +212,7 @@ class ConfigParser {
     for (const auto& [key, value] :
          reader_.mapEntries(node, path,
                             {"name", "query", "namespaces", "history", "step", "horizon",
-                             "refreshInterval", "quantile"})) {
+                             "refreshInterval", "quantile", "backend"})) {
       const std::string field = childPath(path, key);
       if (key == "name") {
         rule.name = reader_.scalar(value, field);
@@ -227,6 +236,8 @@ class ConfigParser {
         rule.horizon = wholeSeconds(value, field);
       } else if (key == "refreshInterval") {
         rule.refresh_interval = wholeSeconds(value, field);
+      } else if (key == "backend") {
+        rule.backend = backendName(value, field);
       } else {
         rule.quantile = quantile(value, field);
       }
@@ -281,6 +292,13 @@ class ConfigParser {
     return *value;
   }
 
+  // Which backend serves a rule; checkBackendReferences checks that it exists.
+  std::string backendName(const YAML::Node& node, const std::string& path) {
+    std::string name = reader_.scalar(node, path);
+    if (name.empty()) reader_.fail(node, path, "must name a backend (or be left out: default)");
+    return name;
+  }
+
   // Returns the number of capture groups of `pattern` ("" is valid and has none).
   int checkRegex(const YAML::Node& node, const std::string& path, const std::string& pattern) {
     int groups = 0;
@@ -310,6 +328,7 @@ AdapterConfig parseConfig(std::string_view yaml_text, const std::string& source_
   }
   try {
     ConfigParser(&config).parseDocument(root);
+    checkBackendReferences(config);
   } catch (const YAML::Exception& e) {
     // Reading an already parsed tree should not throw; keep the promise of ConfigError anyway.
     throw ConfigError(formatConfigError(config, "", "invalid YAML: " + e.msg));

@@ -174,7 +174,8 @@ std::vector<std::shared_ptr<const CompiledRule>> compileRules(
         .memory = compiler.compileResource(config.resource_rules->memory, "resourceRules.memory"),
         .window = config.resource_rules->window,
         .window_length = config::prometheusDuration(config.resource_rules->window)
-                             .value_or(std::chrono::milliseconds(0))});
+                             .value_or(std::chrono::milliseconds(0)),
+        .backend = config.resource_rules->backend});
   }
   if (resource_rules != nullptr) *resource_rules = std::move(compiled_resource_rules);
   return rules;

@@ -128,9 +128,8 @@ Clock::time_point gridTimeAtOrBefore(Clock::time_point now, seconds step) {
   return Clock::time_point(since_epoch - since_epoch % step);
 }
 
-ForecastService::ForecastService(std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                                 ForecastServiceOptions options)
-    : prometheus_(std::move(prometheus)), options_(options) {}
+ForecastService::ForecastService(BackendSource backends, ForecastServiceOptions options)
+    : backends_(std::move(backends)), options_(options) {}
 
 ForecastService::~ForecastService() = default;
 
@@ -175,7 +174,15 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
         static_cast<std::size_t>(std::chrono::duration_cast<seconds>(options_.max_chunk_span) /
                                  rule.step),
         1, kMaxPointsPerQuery);
-    GridHistory recent = fetchGridHistory(*prometheus_, rule.query, fetch_from, end, rule.step,
+    const std::shared_ptr<const prometheus::BackendSet> backends = backends_();
+    const prometheus::Backend* backend = backends ? backends->find(rule.backend) : nullptr;
+    if (!backend) {
+      throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                        "backend \"" + rule.backend + "\" is not configured");
+    }
+    // History reads are background work of their own size: options_.query_timeout, not the
+    // backend's request deadline.
+    GridHistory recent = fetchGridHistory(*backend->api, rule.query, fetch_from, end, rule.step,
                                           options_.query_timeout, chunk_points);
     const std::size_t queries = planChunks(fetch_from, end, rule.step, chunk_points).size();
     if (fetch_from == start) {
@@ -196,9 +203,10 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
     state.status.queries += queries;
     state.next_due = now + rule.refresh_interval;
   } catch (const prometheus::PrometheusError& e) {
-    spdlog::warn("forecast {}: refresh failed: {}", rule.name, e.detail());
+    spdlog::warn("forecast {}: refresh from backend {} failed: {}", rule.name, rule.backend,
+                 e.detail());
     std::lock_guard lock(state.mutex);
-    state.status.last_error = e.what();
+    state.status.last_error = "backend \"" + rule.backend + "\": " + e.what();
     state.next_due = now + std::min<Clock::duration>(rule.refresh_interval, kRetryAfterFailure);
   }
 }

@@ -270,7 +270,8 @@ struct PrometheusClient::Impl {
     const char* method = spec.verb == Verb::kPost ? "POST" : "GET";
     const auto observe = [&](std::string_view outcome) {
       const auto waited = std::chrono::steady_clock::now() - started;
-      self_metrics->observePrometheusCall(endpointLabel(endpoint), outcome, waited);
+      self_metrics->observePrometheusCall(options.backend, endpointLabel(endpoint), outcome,
+                                          waited);
       telemetry::PrometheusTimeOnThisThread::add(waited);
     };
     const auto elapsed_ms = [&] {

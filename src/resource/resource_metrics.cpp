@@ -83,16 +83,14 @@ std::string objectName(const Omission& omission) {
 
 }  // namespace
 
-ResourceMetrics::ResourceMetrics(std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                                 ResourceMetricsOptions options,
+ResourceMetrics::ResourceMetrics(ResourceMetricsOptions options,
                                  std::shared_ptr<telemetry::SelfMetrics> self_metrics)
-    : prometheus_(std::move(prometheus)),
-      options_(options),
-      self_metrics_(std::move(self_metrics)) {}
+    : options_(options), self_metrics_(std::move(self_metrics)) {}
 
-prometheus::QueryResult ResourceMetrics::runQuery(const std::string& promql,
+prometheus::QueryResult ResourceMetrics::runQuery(const prometheus::Backend& backend,
+                                                  const std::string& promql,
                                                   prometheus::Clock::time_point at) const {
-  return prometheus_->query(promql, at, options_.query_timeout);
+  return backend.api->query(promql, at, backend.queryTimeout(options_.query_timeout));
 }
 
 void ResourceMetrics::account(std::string_view resource,
@@ -116,7 +114,8 @@ void ResourceMetrics::account(std::string_view resource,
   }
 }
 
-PodMetricsResult ResourceMetrics::podMetrics(const discovery::CompiledResourceRules& rules,
+PodMetricsResult ResourceMetrics::podMetrics(const prometheus::Backend& backend,
+                                             const discovery::CompiledResourceRules& rules,
                                              const std::vector<PodRef>& pods,
                                              prometheus::Clock::time_point at) const {
   std::map<std::string, std::vector<std::string>> names_by_namespace;
@@ -141,7 +140,7 @@ PodMetricsResult ResourceMetrics::podMetrics(const discovery::CompiledResourceRu
     const discovery::CompiledResourceRule& rule = task % 2 == 0 ? rules.cpu : rules.memory;
     outcomes[task] = attempt(
         rule, "containerQuery", [&] { return renderPodQuery(rule, namespace_name, pod_names); },
-        [&](const std::string& promql) { return runQuery(promql, at); });
+        [&](const std::string& promql) { return runQuery(backend, promql, at); });
     if (finished[index].fetch_add(1) != 1) return;  // the other query is still running
     QueryOutcome& cpu = outcomes[2 * index];
     QueryOutcome& memory = outcomes[2 * index + 1];
@@ -180,7 +179,8 @@ PodMetricsResult ResourceMetrics::podMetrics(const discovery::CompiledResourceRu
   return result;
 }
 
-NodeMetricsResult ResourceMetrics::nodeMetrics(const discovery::CompiledResourceRules& rules,
+NodeMetricsResult ResourceMetrics::nodeMetrics(const prometheus::Backend& backend,
+                                               const discovery::CompiledResourceRules& rules,
                                                const std::vector<std::string>& nodes,
                                                prometheus::Clock::time_point at) const {
   NodeMetricsResult result;
@@ -190,7 +190,7 @@ NodeMetricsResult ResourceMetrics::nodeMetrics(const discovery::CompiledResource
     const discovery::CompiledResourceRule& rule = task == 0 ? rules.cpu : rules.memory;
     outcomes[task] = attempt(
         rule, "nodeQuery", [&] { return renderNodeQuery(rule, nodes); },
-        [&](const std::string& promql) { return runQuery(promql, at); });
+        [&](const std::string& promql) { return runQuery(backend, promql, at); });
   });
   for (const QueryOutcome& outcome : outcomes) {
     if (outcome.error) throw *outcome.error;

@@ -53,12 +53,12 @@ struct SelfMetrics::Impl {
   Family<Counter>& prometheus_requests =
       prometheus::BuildCounter()
           .Name("metrics_adapter_prometheus_requests_total")
-          .Help("Calls to the Prometheus HTTP API by endpoint and outcome.")
+          .Help("Calls to the Prometheus HTTP API by backend, endpoint and outcome.")
           .Register(registry);
   Family<Histogram>& prometheus_duration =
       prometheus::BuildHistogram()
           .Name("metrics_adapter_prometheus_request_duration_seconds")
-          .Help("Duration of calls to the Prometheus HTTP API, by endpoint.")
+          .Help("Duration of calls to the Prometheus HTTP API, by backend and endpoint.")
           .Register(registry);
   Counter& bad_samples = prometheus::BuildCounter()
                              .Name("metrics_adapter_prometheus_bad_samples_total")
@@ -74,16 +74,21 @@ struct SelfMetrics::Impl {
               "metrics.k8s.io pods and nodes left out of answers, by reason (no_data: no sample; "
               "bad_value: NaN, infinite, negative or too large).")
           .Register(registry);
-  Histogram& relist_duration = prometheus::BuildHistogram()
-                                   .Name("metrics_adapter_relist_duration_seconds")
-                                   .Help("Duration of one rediscovery of every rule's series.")
-                                   .Register(registry)
-                                   .Add({}, kRelistBuckets);
-  Gauge& relist_failed = prometheus::BuildGauge()
-                             .Name("metrics_adapter_relist_failed_queries")
-                             .Help("seriesQuery calls that failed in the last relist.")
-                             .Register(registry)
-                             .Add({});
+  Family<Histogram>& relist_duration =
+      prometheus::BuildHistogram()
+          .Name("metrics_adapter_relist_duration_seconds")
+          .Help("Duration of one rediscovery of every rule's series, by backend.")
+          .Register(registry);
+  Family<Gauge>& relist_failed =
+      prometheus::BuildGauge()
+          .Name("metrics_adapter_relist_failed_queries")
+          .Help("seriesQuery calls that failed in the last relist, by backend.")
+          .Register(registry);
+  Family<Gauge>& relist_success =
+      prometheus::BuildGauge()
+          .Name("metrics_adapter_backend_last_successful_relist_timestamp_seconds")
+          .Help("When a backend last answered every seriesQuery of a relist (Unix time).")
+          .Register(registry);
   Family<Gauge>& rule_series = prometheus::BuildGauge()
                                    .Name("metrics_adapter_rule_series")
                                    .Help("Series a rule's seriesQuery returned in its last run.")
@@ -146,11 +151,14 @@ void SelfMetrics::requestStarted() { impl_->in_flight.Increment(); }
 
 void SelfMetrics::requestFinished() { impl_->in_flight.Decrement(); }
 
-void SelfMetrics::observePrometheusCall(std::string_view endpoint, std::string_view outcome,
+void SelfMetrics::observePrometheusCall(std::string_view backend, std::string_view endpoint,
+                                        std::string_view outcome,
                                         std::chrono::duration<double> latency) {
-  impl_->prometheus_requests.Add({{"endpoint", text(endpoint)}, {"outcome", text(outcome)}})
+  impl_->prometheus_requests
+      .Add({{"backend", text(backend)}, {"endpoint", text(endpoint)}, {"outcome", text(outcome)}})
       .Increment();
-  impl_->prometheus_duration.Add({{"endpoint", text(endpoint)}}, kRequestBuckets)
+  impl_->prometheus_duration
+      .Add({{"backend", text(backend)}, {"endpoint", text(endpoint)}}, kRequestBuckets)
       .Observe(latency.count());
 }
 
@@ -164,10 +172,17 @@ void SelfMetrics::countResourceOmissions(std::string_view resource, std::string_
       .Increment(static_cast<double>(count));
 }
 
-void SelfMetrics::observeRelist(std::chrono::duration<double> duration,
+void SelfMetrics::observeRelist(std::string_view backend, std::chrono::duration<double> duration,
                                 std::size_t failed_queries) {
-  impl_->relist_duration.Observe(duration.count());
-  impl_->relist_failed.Set(static_cast<double>(failed_queries));
+  const prometheus::Labels labels{{"backend", text(backend)}};
+  impl_->relist_duration.Add(labels, kRelistBuckets).Observe(duration.count());
+  impl_->relist_failed.Add(labels).Set(static_cast<double>(failed_queries));
+}
+
+void SelfMetrics::setBackendRelistSuccess(std::string_view backend,
+                                          std::chrono::system_clock::time_point at) {
+  impl_->relist_success.Add({{"backend", text(backend)}})
+      .Set(std::chrono::duration<double>(at.time_since_epoch()).count());
 }
 
 void SelfMetrics::setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics) {

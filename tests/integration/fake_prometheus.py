@@ -374,7 +374,8 @@ def discovered(adapter, version="v1beta1"):
 
 
 def self_metric(adapter, name):
-    """The value of the adapter's own unlabelled metric `name` from /metrics, or None."""
+    """The value of the adapter's own metric `name` (with its labels, if any, as exposed:
+    'm{backend="default"}') from /metrics, or None."""
     status, _, text = adapter.get("/metrics")
     if status != 200:
         return None

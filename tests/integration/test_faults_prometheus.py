@@ -88,13 +88,13 @@ class QueryFaultTest(FaultTestCase):
     def test_refused_connections_are_503_and_discovery_is_kept(self):
         FAKE.refuse()
         self.assert_fault_answer(503, "ServiceUnavailable",
-                                 "unable to fetch metrics from Prometheus: cannot reach "
-                                 "Prometheus: Connection refused")
+                                 "unable to fetch metric gpu_utilization on pods from backend "
+                                 "\"default\": cannot reach Prometheus: Connection refused")
         harness.wait_until(lambda: "cannot reach Prometheus" in PROCS.log(ADAPTER.process)
                            and FAKE.url in PROCS.log(ADAPTER.process), timeout=10,
                            what="the log naming the Prometheus URL")
         harness.wait_until(lambda: fake_prometheus.self_metric(
-            ADAPTER, "metrics_adapter_relist_failed_queries") == 1, timeout=30,
+            ADAPTER, 'metrics_adapter_relist_failed_queries{backend="default"}') == 1, timeout=30,
             what="a relist failing while Prometheus refuses connections")
         self.assert_up()
         FAKE.accept()
@@ -142,7 +142,8 @@ class QueryFaultTest(FaultTestCase):
                  (400, "bad_data", "1:17: parse error: unexpected \"}\"")]
         for code, error_type, error in cases:
             with self.subTest(code=code):
-                cause = "unable to fetch metrics: %s: %s" % (error_type, error)
+                cause = ("unable to fetch metric gpu_utilization on pods from backend "
+                         "\"default\": %s: %s" % (error_type, error))
                 body = self.assert_query_fault(
                     500, "InternalError", "Internal error occurred: " + cause,
                     "error", code=code, error_type=error_type, error=error)
@@ -182,7 +183,8 @@ class RelistFaultTest(FaultTestCase):
     """Faults on /api/v1/series: discovery keeps its last good snapshot, then catches up."""
 
     def relist_failures(self):
-        return fake_prometheus.self_metric(ADAPTER, "metrics_adapter_relist_failed_queries")
+        return fake_prometheus.self_metric(
+            ADAPTER, 'metrics_adapter_relist_failed_queries{backend="default"}')
 
     def assert_discovery_survives(self, new_metric, kind, **options):
         FAKE.set_fault("series", kind, **options)

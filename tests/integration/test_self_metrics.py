@@ -5,6 +5,7 @@ config's rules, and pass `promtool check metrics`."""
 import os
 import re
 import subprocess
+import time
 import unittest
 
 import harness
@@ -99,8 +100,9 @@ class SelfMetricsTest(unittest.TestCase):
         # The scrape that produced this body was itself in flight, and nothing else was.
         self.assertEqual(1, value(after, "metrics_adapter_requests_in_flight"))
         queries = "metrics_adapter_prometheus_requests_total"
-        self.assertGreaterEqual(value(after, queries, endpoint="query", outcome="success")
-                                - value(before, queries, endpoint="query", outcome="success"), 1)
+        success = {"backend": "default", "endpoint": "query", "outcome": "success"}
+        self.assertGreaterEqual(value(after, queries, **success) - value(before, queries, **success),
+                                1)
 
     def test_relist_and_rule_gauges_name_the_configs_rules(self):
         samples = EXPORTER.samples()
@@ -108,8 +110,13 @@ class SelfMetricsTest(unittest.TestCase):
         metrics = len({name for name, labels, _ in samples
                        if labels.get("uuid") and name.startswith("nvidia_gpu_")})
         _, _, after = scrape()
-        self.assertGreaterEqual(value(after, "metrics_adapter_relist_duration_seconds_count"), 1)
-        self.assertEqual(0, value(after, "metrics_adapter_relist_failed_queries"))
+        self.assertGreaterEqual(value(after, "metrics_adapter_relist_duration_seconds_count",
+                                      backend="default"), 1)
+        self.assertEqual(0, value(after, "metrics_adapter_relist_failed_queries", backend="default"))
+        # The last relist that found every series is at most a few relist intervals old.
+        last = value(after, "metrics_adapter_backend_last_successful_relist_timestamp_seconds",
+                     backend="default")
+        self.assertLess(abs(time.time() - last), 120)
         # Both rules of the config share seriesQuery {uuid!=""} and expose one metric per series
         # name (with _over_time and _current suffixes respectively).
         for rule in ("rules[0]", "rules[1]"):

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_adapter/prometheus/backend_set.h"
 #include "metrics_adapter/prometheus/prometheus_api.h"
 
 namespace metrics_adapter::testing {
@@ -76,6 +77,12 @@ class FakePrometheus : public prometheus::PrometheusApi {
     }
   }
 
+  // series() calls so far, safe to read while other threads call.
+  std::size_t seriesCallCount() {
+    std::lock_guard lock(mutex_);
+    return series_calls.size();
+  }
+
   std::vector<std::string> queries;
   std::vector<std::string> series_calls;
   std::vector<RangeCall> range_calls;
@@ -87,6 +94,20 @@ class FakePrometheus : public prometheus::PrometheusApi {
 inline prometheus::Sample sample(std::map<std::string, std::string> labels, double value,
                                  double timestamp = 1714564800) {
   return prometheus::Sample{std::move(labels), value, timestamp};
+}
+
+// `api` as the backend "default", for code that takes a prometheus::Backend.
+inline prometheus::Backend asBackend(std::shared_ptr<prometheus::PrometheusApi> api) {
+  prometheus::Backend backend;
+  backend.name = "default";
+  backend.api = std::move(api);
+  return backend;
+}
+
+// `api` as the only backend of a ForecastService.
+inline std::function<std::shared_ptr<const prometheus::BackendSet>()> onlyBackend(
+    std::shared_ptr<prometheus::PrometheusApi> api) {
+  return [set = prometheus::BackendSet::single(std::move(api))] { return set; };
 }
 
 }  // namespace metrics_adapter::testing

@@ -20,6 +20,7 @@ using SnapshotSource = std::function<std::shared_ptr<const discovery::RegistrySn
 // What one metric request did, for `metrics-adapter explain`: filled as far as the request got.
 struct QueryTrace {
   std::string rule_id;   // the rule serving the metric
+  std::string backend;   // the backend it was asked of
   std::string series;    // the Prometheus series behind the metric name
   std::string promql;    // the rendered metricsQuery
   bool queried = false;  // true once Prometheus answered; `result` is then its raw answer
@@ -35,9 +36,9 @@ struct CustomMetricsOptions {
 class CustomMetricsHandler {
  public:
   // `lister` may be null: wildcard requests with a labelSelector then fail with 503.
-  CustomMetricsHandler(SnapshotSource snapshots,
-                       std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                       std::shared_ptr<kube::ObjectLister> lister, CustomMetricsOptions options);
+  // Each metric is queried at the backend its rule names (RegistrySnapshot::backend).
+  CustomMetricsHandler(SnapshotSource snapshots, std::shared_ptr<kube::ObjectLister> lister,
+                       CustomMetricsOptions options);
 
   // The MetricValueList for `request` in its version's shape, as compact JSON text: byte for
   // byte what nlohmann's dump() writes for handle()'s tree, but written without building one.
@@ -50,14 +51,20 @@ class CustomMetricsHandler {
 
  private:
   SnapshotSource snapshots_;
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   std::shared_ptr<kube::ObjectLister> lister_;
   CustomMetricsOptions options_;
 };
 
 // Maps a Prometheus failure to the Status the client sees: unreachable, timeouts and 5xx are
-// 503 ServiceUnavailable; Prometheus rejecting the query is 500 with its message.
-ApiError prometheusFailure(const prometheus::PrometheusError& error, const std::string& context);
+// 503 ServiceUnavailable; Prometheus rejecting the query is 500 with its message. The message
+// names what was asked (`what`: "metric x on pods") and the backend that failed.
+ApiError prometheusFailure(const prometheus::PrometheusError& error, std::string_view backend,
+                           const std::string& what);
+
+// The backend called `name` in `snapshot`; ApiError 500 when the rule set has none (a rule set
+// built without its backends: a bug, never a config the loader accepts).
+const prometheus::Backend& backendOf(const discovery::RegistrySnapshot& snapshot,
+                                     std::string_view name);
 
 // Appends `text` as a JSON string: the bytes nlohmann's dump writes for it, invalid UTF-8
 // replaced by U+FFFD.

@@ -39,9 +39,8 @@ struct ExternalMetricsOptions {
 // Thread-safe.
 class ExternalMetricsHandler {
  public:
-  ExternalMetricsHandler(SnapshotSource snapshots,
-                         std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                         ExternalMetricsOptions options,
+  // Each metric is queried at the backend its rule names (RegistrySnapshot::backend).
+  ExternalMetricsHandler(SnapshotSource snapshots, ExternalMetricsOptions options,
                          std::shared_ptr<const forecast::ForecastService> forecasts = nullptr);
 
   // One item per sample of the query's answer (sorted by labels; NaN, ±Inf and DCGM blanks
@@ -53,7 +52,6 @@ class ExternalMetricsHandler {
 
  private:
   SnapshotSource snapshots_;
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   ExternalMetricsOptions options_;
   std::shared_ptr<const forecast::ForecastService> forecasts_;
 };

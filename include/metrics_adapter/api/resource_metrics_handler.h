@@ -42,25 +42,26 @@ class ResourceMetricsHandler {
                          std::shared_ptr<const resource::ResourceMetrics> metrics);
 
   // The PodMetrics(List) or NodeMetrics(List) of `request` under `rules` (read from the current
-  // registry snapshot, so reloads apply), for the objects of `mapper`'s pods and nodes.
+  // registry snapshot, so reloads apply) asked of `backend`, for the objects of `mapper`'s pods
+  // and nodes.
   // Throws ApiError: 400 bad selector, 404 unknown object or object without metrics, 503
   // Kubernetes or Prometheus unavailable (naming the query), 500 rule failures.
   // The answer as compact JSON text, written directly (a JSON tree of a 10,000-pod list cost
   // 70 ms and tens of MiB).
   std::string render(const ResourceMetricsRequest& request,
                      const discovery::CompiledResourceRules& rules,
-                     const kube::RestMapper& mapper) const;
+                     const prometheus::Backend& backend, const kube::RestMapper& mapper) const;
   // The same as a JSON value (tests, pretty-printed answers).
   Json handle(const ResourceMetricsRequest& request, const discovery::CompiledResourceRules& rules,
-              const kube::RestMapper& mapper) const;
+              const prometheus::Backend& backend, const kube::RestMapper& mapper) const;
 
  private:
   std::string pods(const ResourceMetricsRequest& request,
                    const discovery::CompiledResourceRules& rules,
-                   const kube::RestMapper& mapper) const;
+                   const prometheus::Backend& backend, const kube::RestMapper& mapper) const;
   std::string nodes(const ResourceMetricsRequest& request,
                     const discovery::CompiledResourceRules& rules,
-                    const kube::RestMapper& mapper) const;
+                    const prometheus::Backend& backend, const kube::RestMapper& mapper) const;
 
   std::shared_ptr<kube::ObjectLister> lister_;
   std::shared_ptr<const resource::ResourceMetrics> metrics_;

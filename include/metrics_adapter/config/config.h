@@ -46,6 +46,7 @@ struct DiscoveryRule {
   ResourceMapping resources;
   NameMapping name;
   std::string metrics_query;
+  std::string backend = "default";  // a name in `backends` (docs/backends.md)
 };
 
 struct ResourceRule {
@@ -60,6 +61,7 @@ struct ResourceRules {
   ResourceRule cpu;
   ResourceRule memory;
   std::string window;  // Prometheus duration, e.g. "1m"
+  std::string backend = "default";
 };
 
 // One entry of `forecastRules` (ours; docs/forecasting.md): the forecast of `query`, served as
@@ -73,8 +75,35 @@ struct ForecastRule {
   std::chrono::seconds horizon{600};
   std::chrono::seconds refresh_interval{60};
   double quantile = 0.5;  // safety margin: the quantile of the model's recent errors added
+  std::string backend = "default";
 
   bool operator==(const ForecastRule&) const = default;
+};
+
+// The name of the backend the --prometheus-* flags define, which rules use unless they name
+// another.
+inline constexpr std::string_view kDefaultBackend = "default";
+
+// One entry of `backends` (ours; docs/backends.md): a Prometheus-compatible query API that rules
+// name with `backend:`. Empty fields take the value of the --prometheus-* flag of the same job.
+// A `default` entry replaces what the flags define.
+struct Backend {
+  std::string name;  // the key in `backends`
+  std::string url;   // http(s)://host[:port][/path prefix], e.g. .../select/0/prometheus
+  std::string verb;  // GET or POST
+  // In file order; a list value sends the name once per item, as repeated header lines.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string ca_file;
+  std::string client_cert_file;
+  std::string client_key_file;
+  std::string token_file;
+  std::string basic_auth_username;
+  std::string basic_auth_password_file;
+  std::optional<std::chrono::milliseconds> timeout;  // deadline of one query
+  // An optional backend is not waited for by readiness (docs/backends.md "Readiness").
+  bool optional = false;
+
+  bool operator==(const Backend&) const = default;
 };
 
 struct AdapterConfig {
@@ -83,6 +112,7 @@ struct AdapterConfig {
   std::vector<DiscoveryRule> external_rules;
   std::optional<ResourceRules> resource_rules;
   std::vector<ForecastRule> forecast_rules;
+  std::vector<Backend> backends;  // in file order; names are unique
   // 1-based YAML line of each value, keyed by YAML path ("rules[1].metricsQuery"), so later
   // stages can point at the line too. Empty for configs built in code.
   std::map<std::string, int, std::less<>> lines;

@@ -10,13 +10,16 @@
 
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/kube/rest_mapper.h"
+#include "metrics_adapter/prometheus/backend_set.h"
 
 namespace metrics_adapter::discovery {
 
-// The rules in force and the REST mapping they were compiled against (their resource
-// converters point into it), replaced together when the config or the cluster's resources change.
+// The rules in force, the REST mapping they were compiled against (their resource converters
+// point into it) and the backends they name, replaced together when the config or the cluster's
+// resources change.
 struct RuleSet {
   std::shared_ptr<const kube::RestMapper> mapper;
+  std::shared_ptr<const prometheus::BackendSet> backends;  // every name a rule uses is in it
   std::vector<std::shared_ptr<const CompiledRule>> rules;
   std::shared_ptr<const CompiledResourceRules> resource_rules;  // null without resourceRules
 };
@@ -64,6 +67,11 @@ class RegistrySnapshot {
   // The compiled resourceRules, or null when the config has none (metrics.k8s.io is not served).
   const std::shared_ptr<const CompiledResourceRules>& resourceRules() const {
     return rule_set_->resource_rules;
+  }
+
+  // The backend called `name` (a rule's source.backend), or null when it is not configured.
+  const prometheus::Backend* backend(std::string_view name) const {
+    return rule_set_->backends ? rule_set_->backends->find(name) : nullptr;
   }
 
   // `group_resource` as in URLs ("pods", "deployments.apps"); nullptr when not served.

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,39 +38,48 @@ struct RelistOptions {
 // Prometheus that accepts connections and never answers cannot hold discovery past it.
 std::chrono::milliseconds seriesDeadline(const RelistOptions& options);
 
-// Discovers metrics: one /api/v1/series call per distinct seriesQuery, all in parallel, every
-// interval, each with seriesDeadline(). Runs start on a fixed schedule, one interval after the
-// previous run started (at once when that run took longer). A failing query keeps the last good
-// findings of its rules; every run ends with a new immutable snapshot swapped in atomically.
-// Relies on `prometheus` honouring the timeout it is given. Thread-safe.
+// Discovers metrics for every backend the rules name, each on its own schedule: one
+// /api/v1/series call per distinct seriesQuery of that backend's rules, all in parallel, every
+// interval, each with seriesDeadline(). A backend's runs start one interval after its previous
+// run started (at once when that run took longer), so a hung or failing backend delays and fails
+// only its own rules' discovery. A failing query keeps the last good findings of its rules; every
+// run ends with a new immutable snapshot swapped in atomically. Relies on each backend honouring
+// the timeout it is given. Thread-safe.
 class Relister {
  public:
   // `self_metrics` records the relist and rule metrics; null records into a private instance.
-  Relister(std::shared_ptr<const RuleSet> rule_set,
-           std::shared_ptr<prometheus::PrometheusApi> prometheus, RelistOptions options,
+  // The backends are those of `rule_set` (RuleSet::backends).
+  Relister(std::shared_ptr<const RuleSet> rule_set, RelistOptions options,
            std::shared_ptr<telemetry::SelfMetrics> self_metrics = nullptr);
   ~Relister();  // stops the loop
 
-  // Runs one relist now, on the calling thread.
+  // Runs one relist of every backend now (in parallel) and returns when all have finished.
   void relistOnce();
+  // Runs one relist of the rules that name `backend`, on the calling thread.
+  void relistBackend(const std::string& backend);
   // Serves `rule_set` from now on and relists at once (in the loop when started). Findings of
-  // rules that keep their id and seriesQuery carry over until the relist replaces them.
+  // rules that keep their id, backend and seriesQuery carry over until the relist replaces them.
   void setRuleSet(std::shared_ptr<const RuleSet> rule_set);
-  // Starts the background loop (first run immediately).
+  // Starts the background loop (first run of every backend immediately).
   void start();
   void stop();
 
   std::shared_ptr<const RegistrySnapshot> snapshot() const;
-  // True once the first run has finished (whatever its outcome).
+  // True once the first run of every backend that the rules name and that is not `optional` has
+  // finished (whatever its outcome); stays true after.
   bool firstRunDone() const { return first_run_done_.load(); }
-  // Per seriesQuery: the last error, "" when the last call succeeded.
-  std::map<std::string, std::string> lastErrors() const;
+  // Per (backend, seriesQuery): the last error, "" when the last call succeeded.
+  std::map<std::pair<std::string, std::string>, std::string> lastErrors() const;
+  // Per backend: when it last answered every seriesQuery of a relist.
+  std::map<std::string, std::chrono::system_clock::time_point> lastSuccesses() const;
   // Per rule of the rule set in force, in order: what its last good relist found (nullptr
   // before one), as the snapshot was built from.
   std::vector<std::shared_ptr<const RuleFindings>> findings() const;
 
  private:
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  struct Schedule;
+  void updateFirstRunDone();  // with mutex_ held
+
   RelistOptions options_;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
 
@@ -77,14 +87,20 @@ class Relister {
   std::shared_ptr<const RuleSet> rule_set_;
   std::shared_ptr<const RegistrySnapshot> snapshot_;
   std::vector<std::shared_ptr<const RuleFindings>> findings_;  // per rule, last good
-  std::map<std::string, std::string> last_errors_;
+  std::map<std::pair<std::string, std::string>, std::string> last_errors_;
+  std::map<std::string, std::chrono::system_clock::time_point> last_successes_;
+  std::set<std::string> backends_done_;  // backends whose first run has finished
 
   std::atomic<bool> first_run_done_{false};
   std::mutex loop_mutex_;
   std::condition_variable loop_wakeup_;
   bool stopping_ = false;
   bool relist_requested_ = false;
+  bool run_finished_ = false;
   std::thread loop_;
 };
+
+// The backend names `rule_set`'s rules use (custom and external rules), sorted.
+std::vector<std::string> relistedBackends(const RuleSet& rule_set);
 
 }  // namespace metrics_adapter::discovery

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,7 +13,7 @@
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/forecast/model.h"
 #include "metrics_adapter/forecast/range_fetch.h"
-#include "metrics_adapter/prometheus/prometheus_api.h"
+#include "metrics_adapter/prometheus/backend_set.h"
 
 namespace metrics_adapter::forecast {
 
@@ -60,8 +61,11 @@ struct ForecastServiceOptions {
 // deterministic. Thread-safe; refresh() is meant for one thread at a time.
 class ForecastService {
  public:
-  ForecastService(std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                  ForecastServiceOptions options);
+  // The backends in force (a reload may replace them); each rule's history is read from the one
+  // its `backend` names.
+  using BackendSource = std::function<std::shared_ptr<const prometheus::BackendSet>()>;
+
+  ForecastService(BackendSource backends, ForecastServiceOptions options);
   ~ForecastService();
 
   // Makes `rules` the configured rules (state of rules that did not change is kept) and
@@ -81,7 +85,7 @@ class ForecastService {
   void refreshRule(RuleState& state, Clock::time_point now) const;
   std::shared_ptr<RuleState> find(const std::string& name) const;
 
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
+  BackendSource backends_;
   ForecastServiceOptions options_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<RuleState>> rules_;

@@ -16,14 +16,17 @@ class SelfMetrics;
 namespace metrics_adapter::prometheus {
 
 struct PrometheusClientOptions {
+  std::string backend = "default";        // the backend's name, in self-metrics and logs
   std::string url = "https://localhost";  // --prometheus-url; its path is kept as a prefix and
                                           // its query parameters are kept on every call
   std::string verb = "GET";               // --prometheus-verb: GET or POST
   std::vector<std::pair<std::string, std::string>> headers;  // --prometheus-header name=value
-  std::string token_file;        // --prometheus-token-file: trimmed, re-read when it changes
-  std::string ca_file;           // --prometheus-ca-file: added to the system roots
-  std::string client_cert_file;  // --prometheus-client-tls-cert-file
-  std::string client_key_file;   // --prometheus-client-tls-key-file
+  std::string token_file;           // --prometheus-token-file: trimmed, re-read when it changes
+  std::string ca_file;              // --prometheus-ca-file: added to the system roots
+  std::string client_cert_file;     // --prometheus-client-tls-cert-file
+  std::string client_key_file;      // --prometheus-client-tls-key-file
+  std::string basic_auth_username;  // backends[].basicAuth.username
+  std::string basic_auth_password_file;             // backends[].basicAuth.passwordFile
   std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
   std::size_t post_threshold_bytes = 2048;          // GET queries longer than this go by POST
   // --prometheus-max-response-bytes: larger /api/v1/query and /api/v1/query_range answers fail

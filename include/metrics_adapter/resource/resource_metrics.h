@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "metrics_adapter/discovery/compiled_rule.h"
-#include "metrics_adapter/prometheus/prometheus_api.h"
+#include "metrics_adapter/prometheus/backend_set.h"
 #include "metrics_adapter/resource/resource_query.h"
 #include "metrics_adapter/resource/usage.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
@@ -47,10 +47,10 @@ struct NodeMetricsResult {
 // resource-rule rendering"). Thread-safe; holds no state between calls.
 class ResourceMetrics {
  public:
-  // `prometheus` is typically the adapter's CoalescingPrometheusApi, so identical queries of
-  // concurrent requests share one call. `self_metrics` may be null.
-  ResourceMetrics(std::shared_ptr<prometheus::PrometheusApi> prometheus,
-                  ResourceMetricsOptions options,
+  // Queries go to the backend each call is given (resourceRules.backend), typically a
+  // CoalescingPrometheusApi, so identical queries of concurrent requests share one call.
+  // `self_metrics` may be null.
+  ResourceMetrics(ResourceMetricsOptions options,
                   std::shared_ptr<telemetry::SelfMetrics> self_metrics);
 
   // Usage of `pods` (Running pods, already filtered by the request's selectors) at `at`: one
@@ -60,23 +60,24 @@ class ResourceMetrics {
   // answer an error naming the query, a list over all namespaces may serve the rest. Pods
   // without usable values are in `omitted` (logged once per call and counted). Does not throw
   // for Prometheus or template failures.
-  PodMetricsResult podMetrics(const discovery::CompiledResourceRules& rules,
+  PodMetricsResult podMetrics(const prometheus::Backend& backend,
+                              const discovery::CompiledResourceRules& rules,
                               const std::vector<PodRef>& pods,
                               prometheus::Clock::time_point at) const;
 
   // Usage of `nodes` at `at`: one CPU and one memory query for all of them, run concurrently.
   // Throws ResourceQueryError naming the query when either fails (prometheus-adapter answers an
   // empty list instead; an error is better on purpose).
-  NodeMetricsResult nodeMetrics(const discovery::CompiledResourceRules& rules,
+  NodeMetricsResult nodeMetrics(const prometheus::Backend& backend,
+                                const discovery::CompiledResourceRules& rules,
                                 const std::vector<std::string>& nodes,
                                 prometheus::Clock::time_point at) const;
 
  private:
-  prometheus::QueryResult runQuery(const std::string& promql,
+  prometheus::QueryResult runQuery(const prometheus::Backend& backend, const std::string& promql,
                                    prometheus::Clock::time_point at) const;
   void account(std::string_view resource, const std::vector<Omission>& omitted) const;
 
-  std::shared_ptr<prometheus::PrometheusApi> prometheus_;
   ResourceMetricsOptions options_;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
 };

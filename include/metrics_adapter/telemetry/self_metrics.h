@@ -27,10 +27,11 @@ class SelfMetrics {
   void requestStarted();   // in-flight gauge +1
   void requestFinished();  // in-flight gauge -1
 
-  // One Prometheus API call: endpoint "query", "query_range" or "series"; outcome "success",
-  // "timeout", "unreachable", "http_error", "api_error" or "bad_response".
-  void observePrometheusCall(std::string_view endpoint, std::string_view outcome,
-                             std::chrono::duration<double> latency);
+  // One Prometheus API call to `backend` (a name from the config's backends, or "default"):
+  // endpoint "query", "query_range" or "series"; outcome "success", "timeout", "unreachable",
+  // "http_error", "api_error" or "bad_response".
+  void observePrometheusCall(std::string_view backend, std::string_view endpoint,
+                             std::string_view outcome, std::chrono::duration<double> latency);
 
   // Samples of one Prometheus answer left out because their time cannot be served.
   void countBadSamples(std::size_t count);
@@ -40,8 +41,12 @@ class SelfMetrics {
   void countResourceOmissions(std::string_view resource, std::string_view reason,
                               std::size_t count);
 
-  // One relist run, and what each rule found in it (rule = "rules[0]", "externalRules[1]").
-  void observeRelist(std::chrono::duration<double> duration, std::size_t failed_queries);
+  // One relist run of one backend's rules, and what each rule found in it (rule = "rules[0]",
+  // "externalRules[1]").
+  void observeRelist(std::string_view backend, std::chrono::duration<double> duration,
+                     std::size_t failed_queries);
+  // The end of a relist in which `backend` answered every seriesQuery.
+  void setBackendRelistSuccess(std::string_view backend, std::chrono::system_clock::time_point at);
   void setRuleDiscovery(std::string_view rule, std::size_t series, std::size_t metrics);
   void countRuleError(std::string_view rule);  // the rule's seriesQuery failed
   // Drops the series and metrics gauges of rules not named (those of a replaced config).

@@ -79,14 +79,14 @@ class CustomMetricsHandlerTest : public ::testing::Test {
     auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
     auto rule_set = std::make_shared<discovery::RuleSet>();
     rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    rule_set->backends = prometheus::BackendSet::single(prometheus_);
     std::vector<std::string> warnings;
     rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
-    relister_ =
-        std::make_shared<discovery::Relister>(rule_set, prometheus_, discovery::RelistOptions{});
+    relister_ = std::make_shared<discovery::Relister>(rule_set, discovery::RelistOptions{});
     relister_->relistOnce();
     lister_ = std::make_shared<FakeLister>();
     handler_ = std::make_unique<CustomMetricsHandler>([this] { return relister_->snapshot(); },
-                                                      prometheus_, lister_, CustomMetricsOptions{});
+                                                      lister_, CustomMetricsOptions{});
   }
 
   CustomMetricRequest request(std::string namespace_name, std::string resource, std::string name,
@@ -271,7 +271,7 @@ TEST_F(CustomMetricsHandlerTest, FailingSeriesQueryKeepsTheLastGoodDiscovery) {
   prometheus_->failing_selectors["{uuid!=\"\"}"] = "connection refused";
   relister_->relistOnce();
   EXPECT_TRUE(relister_->snapshot()->findCustom("pods", "duty_cycle_current"));
-  EXPECT_EQ(relister_->lastErrors().at("{uuid!=\"\"}"), "connection refused");
+  EXPECT_EQ(relister_->lastErrors().at({"default", "{uuid!=\"\"}"}), "connection refused");
 }
 
 // The keys of a JSON object, in order.

@@ -69,13 +69,12 @@ struct ExternalFixture {
     auto config = config::parseConfig(kExternalRules, "external.yaml");
     auto rule_set = std::make_shared<discovery::RuleSet>();
     rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    rule_set->backends = prometheus::BackendSet::single(prometheus);
     rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
-    relister =
-        std::make_shared<discovery::Relister>(rule_set, prometheus, discovery::RelistOptions{});
+    relister = std::make_shared<discovery::Relister>(rule_set, discovery::RelistOptions{});
     relister->relistOnce();
     handler = std::make_shared<const ExternalMetricsHandler>(
-        [relister = relister] { return relister->snapshot(); }, prometheus,
-        ExternalMetricsOptions{});
+        [relister = relister] { return relister->snapshot(); }, ExternalMetricsOptions{});
   }
 
   // The PromQL the handler sends for `metric` with `selector` in namespace "default".

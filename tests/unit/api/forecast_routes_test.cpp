@@ -66,7 +66,8 @@ class ForecastRoutesTest : public ::testing::Test {
 
   std::shared_ptr<testing::FakePrometheus> prometheus_ =
       std::make_shared<testing::FakePrometheus>();
-  forecast::ForecastService service_{prometheus_, forecast::ForecastServiceOptions{}};
+  forecast::ForecastService service_{testing::onlyBackend(prometheus_),
+                                     forecast::ForecastServiceOptions{}};
   std::string last_message_;
 };
 

@@ -95,7 +95,7 @@ class ResourceMetricsHandlerTest : public ::testing::Test {
   }
 
   Json handle(const ResourceMetricsRequest& request) {
-    return handler_.handle(request, *rules_, resource::test::builtinMapper());
+    return handler_.handle(request, *rules_, backend_, resource::test::builtinMapper());
   }
 
   int errorCode(const ResourceMetricsRequest& request) {
@@ -111,11 +111,11 @@ class ResourceMetricsHandlerTest : public ::testing::Test {
   std::shared_ptr<ObjectsLister> lister_ = std::make_shared<ObjectsLister>();
   std::shared_ptr<testing::FakePrometheus> prometheus_ =
       std::make_shared<testing::FakePrometheus>();
-  ResourceMetricsHandler handler_{lister_,
-                                  std::make_shared<const resource::ResourceMetrics>(
-                                      prometheus_, resource::ResourceMetricsOptions{}, nullptr)};
+  ResourceMetricsHandler handler_{lister_, std::make_shared<const resource::ResourceMetrics>(
+                                               resource::ResourceMetricsOptions{}, nullptr)};
   std::shared_ptr<const discovery::CompiledResourceRules> rules_ =
       resource::test::compileResourceRules();
+  prometheus::Backend backend_ = testing::asBackend(prometheus_);
   std::string message_;
 };
 
@@ -190,11 +190,10 @@ TEST_F(ResourceMetricsHandlerTest, SelectorsAndFieldSelectors) {
 }
 
 TEST_F(ResourceMetricsHandlerTest, WithoutAKubernetesApiEverythingIs503) {
-  ResourceMetricsHandler handler(nullptr,
-                                 std::make_shared<const resource::ResourceMetrics>(
-                                     prometheus_, resource::ResourceMetricsOptions{}, nullptr));
+  ResourceMetricsHandler handler(nullptr, std::make_shared<const resource::ResourceMetrics>(
+                                              resource::ResourceMetricsOptions{}, nullptr));
   try {
-    handler.handle({}, *rules_, resource::test::builtinMapper());
+    handler.handle({}, *rules_, backend_, resource::test::builtinMapper());
     FAIL() << "no error";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.code(), 503);

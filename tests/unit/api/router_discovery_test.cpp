@@ -31,11 +31,11 @@ class RouterDiscoveryTest : public ::testing::Test {
   RouterDiscoveryTest() {
     auto rule_set = std::make_shared<discovery::RuleSet>();
     rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+    rule_set->backends = prometheus::BackendSet::single(prometheus_);
     std::vector<std::string> warnings;
     rule_set->rules = discovery::compileRules(config::parseConfig(kRules, "rules.yaml"),
                                               *rule_set->mapper, &warnings);
-    relister_ =
-        std::make_shared<discovery::Relister>(rule_set, prometheus_, discovery::RelistOptions{});
+    relister_ = std::make_shared<discovery::Relister>(rule_set, discovery::RelistOptions{});
   }
 
   void discover(std::vector<std::string> gpu_series, std::vector<std::string> queue_series) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <vector>
 
+#include "app/backend_pool.h"
+
 namespace metrics_adapter::app {
 namespace {
 
@@ -89,11 +91,67 @@ struct Recorder {
   std::vector<bool> results;
 };
 
-std::shared_ptr<ConfigState> makeState(const std::string& yaml, Recorder* recorder) {
-  return std::make_shared<ConfigState>(config::parseConfig(yaml, "initial.yaml"), builtinMapper(),
-                                       [recorder](std::shared_ptr<const discovery::RuleSet> rules) {
-                                         recorder->applied.push_back(std::move(rules));
-                                       });
+// Backends as the server builds them, the flags' default at a port nothing listens on (nothing
+// here calls it: building a client does not connect).
+std::shared_ptr<BackendPool> testPool() {
+  prometheus::PrometheusClientOptions flags;
+  flags.url = "http://127.0.0.1:9";
+  return std::make_shared<BackendPool>(flags, prometheus::CoalescingOptions{}, nullptr);
+}
+
+std::shared_ptr<ConfigState> makeState(const std::string& yaml, Recorder* recorder,
+                                       std::shared_ptr<BackendPool> pool = testPool()) {
+  config::AdapterConfig config = config::parseConfig(yaml, "initial.yaml");
+  auto backends = pool->build(config);
+  return std::make_shared<ConfigState>(
+      std::move(config), builtinMapper(), std::move(backends),
+      [pool](const config::AdapterConfig& next) { return pool->build(next); },
+      [recorder](std::shared_ptr<const discovery::RuleSet> rules) {
+        recorder->applied.push_back(std::move(rules));
+      });
+}
+
+// ruleYaml(suffix) served by the backend "gpu" at `url`, with `extra` lines under it.
+std::string gpuBackendYaml(const std::string& url, const std::string& extra = "") {
+  return "backends:\n  gpu:\n    url: " + url + "\n" + extra + ruleYaml("") + "  backend: gpu\n";
+}
+
+TEST(ConfigStateTest, AChangedBackendUrlIsANewClientAndUnchangedOnesAreKept) {
+  Recorder recorder;
+  auto state = makeState(gpuBackendYaml("http://thanos:10902"), &recorder);
+  const auto before = state->backends();
+  ASSERT_TRUE(before->find("gpu"));
+  EXPECT_EQ(before->find("gpu")->url, "http://thanos:10902");
+  ASSERT_TRUE(before->find("default"));
+  EXPECT_EQ(before->find("default")->url, "http://127.0.0.1:9");
+
+  state->replaceConfig(config::parseConfig(gpuBackendYaml("http://mimir:8080/prometheus"), "b"));
+  const auto after = state->backends();
+  EXPECT_EQ(after->find("gpu")->url, "http://mimir:8080/prometheus");
+  EXPECT_NE(after->find("gpu")->api, before->find("gpu")->api);
+  EXPECT_EQ(after->find("default")->api, before->find("default")->api);  // cache and pool kept
+  ASSERT_EQ(recorder.applied.size(), 1u);
+  EXPECT_EQ(recorder.applied.back()->backends, after);
+  EXPECT_EQ(recorder.applied.back()->rules[0]->source.backend, "gpu");
+}
+
+TEST(ConfigStateTest, AnUnreadableCredentialKeepsTheLastGoodBackends) {
+  Recorder recorder;
+  auto state = makeState(gpuBackendYaml("http://thanos:10902"), &recorder);
+  const auto before = state->backends();
+  try {
+    state->replaceConfig(config::parseConfig(
+        gpuBackendYaml("http://thanos:10902", "    tokenFile: /nonexistent/token\n"),
+        "broken.yaml"));
+    FAIL() << "no error";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.yaml: backends.gpu.tokenFile: cannot read "
+                                         "\"/nonexistent/token\""),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(state->backends(), before);
+  EXPECT_TRUE(recorder.applied.empty());
 }
 
 TEST(ConfigStateTest, NewConfigIsCompiledAgainstTheCurrentMapping) {

@@ -89,7 +89,10 @@ TEST_F(DryRunTest, DeploymentFlagsPassWithOneSummaryLine) {
   EXPECT_TRUE(
       outcome.out.starts_with("dry run OK: config " + config_ + " (1 rules, 1 externalRules)"))
       << outcome.out;
-  EXPECT_TRUE(contains(outcome.out, "Prometheus http://prometheus.monitoring.svc:9090/"));
+  EXPECT_TRUE(contains(outcome.out,
+                       "backend default (http://prometheus.monitoring.svc:9090/): rules[0], "
+                       "externalRules[0]"))
+      << outcome.out;
   EXPECT_TRUE(contains(outcome.out, "HTTPS on 0.0.0.0:6443 with " + cert_ + " (valid until "));
   EXPECT_TRUE(contains(outcome.out, "authentication delegated"));
   // The service account exists only in a pod: noted, not an error.

@@ -174,7 +174,8 @@ TEST(DiscoverTest, SeriesFileFeedsTheServersRelist) {
       "nvidia_gpu_duty_cycle{uuid=\"GPU-1\",pod_name=\"a\",namespace_name=\"default\"}\n"
       "nvidia_gpu_duty_cycle{uuid=\"GPU-2\",pod_name=\"b\",namespace_name=\"default\"}\n"
       "up{job=\"gpu\"}\n"));
-  DiscoveryRun run = relistOnce(rule_set, file, discovery::RelistOptions{});
+  DiscoveryRun run = relistOnce(withBackends(rule_set, prometheus::BackendSet::single(file)),
+                                discovery::RelistOptions{});
   EXPECT_TRUE(warnings.empty());
   EXPECT_TRUE(file->unselectable().empty());
   EXPECT_TRUE(run.errors.empty());
@@ -213,8 +214,10 @@ class FailingPrometheus : public prometheus::PrometheusApi {
 TEST(DiscoverTest, AFailedSeriesCallIsAnErrorOfItsQueryAndFindsNothing) {
   auto config = config::parseConfig(kAlibabaRules, "gpu.yaml");
   std::vector<std::string> warnings;
-  DiscoveryRun run = relistOnce(compileOffline(config, &warnings),
-                                std::make_shared<FailingPrometheus>(), discovery::RelistOptions{});
+  DiscoveryRun run = relistOnce(
+      withBackends(compileOffline(config, &warnings),
+                   prometheus::BackendSet::single(std::make_shared<FailingPrometheus>())),
+      discovery::RelistOptions{});
   EXPECT_EQ(run.errors.size(), 2u);
   EXPECT_EQ(run.errors["nothing_here"], "down");
   EXPECT_TRUE(run.series.empty());

@@ -175,17 +175,52 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ErrorCase{"UnknownTopLevelKey", "rules: []\nfoo: 1\n",
                   "gpu.yaml: foo: unknown field (allowed: rules, externalRules, resourceRules, "
-                  "forecastRules) (line 2)"},
+                  "forecastRules, backends) (line 2)"},
         ErrorCase{"UnknownRuleKey", "rules:\n- seriesQery: x\n",
                   "gpu.yaml: rules[0].seriesQery: unknown field (allowed: seriesQuery, "
-                  "seriesFilters, resources, name, metricsQuery) (line 2)"},
+                  "seriesFilters, resources, name, metricsQuery, backend) (line 2)"},
         // upstream's sample had exactly this typo once; strict mode must catch it
         ErrorCase{"MetricQueryTypo", "rules:\n- seriesQuery: x\n  metricQuery: y\n",
                   "gpu.yaml: rules[0].metricQuery: unknown field (allowed: seriesQuery, "
-                  "seriesFilters, resources, name, metricsQuery) (line 3)"},
-        ErrorCase{"UnknownResourceRulesKey", "resourceRules:\n  gpu: {}\n",
-                  "gpu.yaml: resourceRules.gpu: unknown field (allowed: cpu, memory, window) "
-                  "(line 2)"},
+                  "seriesFilters, resources, name, metricsQuery, backend) (line 3)"},
+        ErrorCase{"UnknownBackend",
+                  "backends:\n  gpu: {url: 'http://thanos:10902'}\nrules:\n- seriesQuery: x\n"
+                  "  backend: thanos\n",
+                  "gpu.yaml: rules[0].backend: unknown backend \"thanos\" (backends: default, "
+                  "gpu) (line 5)"},
+        ErrorCase{"UnknownForecastBackend",
+                  "forecastRules:\n- {name: f, query: q, backend: mimir}\n",
+                  "gpu.yaml: forecastRules[0].backend: unknown backend \"mimir\" (backends: "
+                  "default) (line 2)"},
+        ErrorCase{"DuplicateBackend",
+                  "backends:\n  gpu: {url: 'http://a'}\n  gpu: {url: 'http://b'}\n",
+                  "gpu.yaml: backends.gpu: duplicate key (first at line 2) (line 3)"},
+        ErrorCase{"BackendUrlWithoutScheme", "backends:\n  gpu: {url: 'thanos:10902'}\n",
+                  "gpu.yaml: backends.gpu.url: \"thanos:10902\" is not an absolute http:// or "
+                  "https:// URL with a host (line 2)"},
+        ErrorCase{"BackendWithoutUrl", "backends:\n  gpu:\n    verb: POST\n",
+                  "gpu.yaml: backends.gpu.url: required (line 3)"},
+        ErrorCase{"BackendVerb", "backends:\n  gpu: {url: 'http://a', verb: PUT}\n",
+                  "gpu.yaml: backends.gpu.verb: must be GET or POST, not \"PUT\" (line 2)"},
+        ErrorCase{"BackendHeaderName",
+                  "backends:\n  gpu:\n    url: http://a\n    headers: {'X Org': t}\n",
+                  "gpu.yaml: backends.gpu.headers.X Org: \"X Org\" is not an HTTP header name "
+                  "(line 4)"},
+        ErrorCase{"BackendKeyWithoutCert",
+                  "backends:\n  gpu: {url: 'http://a', clientKeyFile: /k}\n",
+                  "gpu.yaml: backends.gpu.clientCertFile: required with clientKeyFile (line 2)"},
+        ErrorCase{"BackendTokenAndBasicAuth",
+                  "backends:\n  gpu:\n    url: http://a\n    tokenFile: /t\n"
+                  "    basicAuth: {username: u, passwordFile: /p}\n",
+                  "gpu.yaml: backends.gpu.basicAuth: cannot be used with tokenFile: a request "
+                  "carries one Authorization header (line 5)"},
+        ErrorCase{"BackendName", "backends:\n  'gpu/a': {url: 'http://a'}\n",
+                  "gpu.yaml: backends.gpu/a: \"gpu/a\" is not a backend name (letters, digits, "
+                  "'_', '.', '-'; at most 63; starting with a letter or digit) (line 2)"},
+        ErrorCase{
+            "UnknownResourceRulesKey", "resourceRules:\n  gpu: {}\n",
+            "gpu.yaml: resourceRules.gpu: unknown field (allowed: cpu, memory, window, backend) "
+            "(line 2)"},
         ErrorCase{"UnknownOverrideKey",
                   "rules:\n- resources:\n    overrides:\n      pod: {kind: Pod}\n",
                   "gpu.yaml: rules[0].resources.overrides.pod.kind: unknown field (allowed: "
@@ -362,6 +397,65 @@ TEST(FormatConfigErrorTest, FallsBackToTheNearestRecordedParentLine) {
             "x.yaml: rules[2].metricsQuery: p (line 7)");
   EXPECT_EQ(formatConfigError(config, "externalRules[0]", "p"), "x.yaml: externalRules[0]: p");
   EXPECT_EQ(formatConfigError(config, "", "p"), "x.yaml: p");
+}
+
+TEST(ParseConfigTest, ReadsBackendsAndTheRulesThatNameThem) {
+  const AdapterConfig config = parseConfig(R"(
+backends:
+  thanos:
+    url: https://thanos-query.monitoring:10902/
+    verb: POST
+    caFile: /etc/ca.crt
+    clientCertFile: /etc/tls.crt
+    clientKeyFile: /etc/tls.key
+    tokenFile: /var/run/token
+    timeout: 15s
+  mimir:
+    url: http://mimir:8080/prometheus
+    headers:
+      X-Scope-OrgID: team-gpu
+      x-extra: [a, b]
+    basicAuth: {username: gpu, passwordFile: /etc/password}
+    optional: true
+rules:
+- seriesQuery: 'a'
+  metricsQuery: 'b'
+  backend: thanos
+- seriesQuery: 'c'
+  metricsQuery: 'd'
+externalRules:
+- seriesQuery: 'e'
+  metricsQuery: 'f'
+  backend: mimir
+resourceRules:
+  backend: thanos
+forecastRules:
+- {name: demand, query: q, backend: mimir}
+)",
+                                           "b.yaml");
+  ASSERT_EQ(config.backends.size(), 2u);
+  const Backend& thanos = config.backends[0];
+  EXPECT_EQ(thanos.name, "thanos");
+  EXPECT_EQ(thanos.url, "https://thanos-query.monitoring:10902/");
+  EXPECT_EQ(thanos.verb, "POST");
+  EXPECT_EQ(thanos.ca_file, "/etc/ca.crt");
+  EXPECT_EQ(thanos.client_cert_file, "/etc/tls.crt");
+  EXPECT_EQ(thanos.client_key_file, "/etc/tls.key");
+  EXPECT_EQ(thanos.token_file, "/var/run/token");
+  EXPECT_EQ(thanos.timeout, std::chrono::milliseconds(15000));
+  EXPECT_FALSE(thanos.optional);
+  const Backend& mimir = config.backends[1];
+  EXPECT_EQ(mimir.headers, (std::vector<std::pair<std::string, std::string>>{
+                               {"X-Scope-OrgID", "team-gpu"}, {"x-extra", "a"}, {"x-extra", "b"}}));
+  EXPECT_EQ(mimir.basic_auth_username, "gpu");
+  EXPECT_EQ(mimir.basic_auth_password_file, "/etc/password");
+  EXPECT_TRUE(mimir.optional);
+  EXPECT_FALSE(mimir.timeout);
+  EXPECT_EQ(config.rules[0].backend, "thanos");
+  EXPECT_EQ(config.rules[1].backend, "default");
+  EXPECT_EQ(config.external_rules[0].backend, "mimir");
+  EXPECT_EQ(config.resource_rules->backend, "thanos");
+  EXPECT_EQ(config.forecast_rules[0].backend, "mimir");
 }
 
 }  // namespace

@@ -31,9 +31,11 @@ rules:
   metricsQuery: avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
 )";
 
-std::shared_ptr<const RuleSet> ruleSet(std::vector<kube::ResourceInfo> resources) {
+std::shared_ptr<const RuleSet> ruleSet(std::vector<kube::ResourceInfo> resources,
+                                       std::shared_ptr<prometheus::PrometheusApi> prometheus) {
   auto set = std::make_shared<RuleSet>();
   set->mapper = std::make_shared<const kube::RestMapper>(std::move(resources));
+  set->backends = prometheus::BackendSet::single(std::move(prometheus));
   set->rules = compileRules(config::parseConfig(kRules, "r.yaml"), *set->mapper, nullptr);
   return set;
 }
@@ -52,7 +54,7 @@ class RelisterTest : public ::testing::Test {
 
 TEST_F(RelisterTest, ARuleWaitingForItsCrdServesOnceTheMappingKnowsIt) {
   auto builtin = kube::RestMapper::builtin().resources();
-  Relister relister(ruleSet(builtin), prometheus_, RelistOptions{});
+  Relister relister(ruleSet(builtin, prometheus_), RelistOptions{});
   relister.relistOnce();
   auto snapshot = relister.snapshot();
   EXPECT_TRUE(snapshot->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
@@ -62,7 +64,7 @@ TEST_F(RelisterTest, ARuleWaitingForItsCrdServesOnceTheMappingKnowsIt) {
   auto with_crd = builtin;
   with_crd.push_back({"serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices",
                       "inferenceservice", true});
-  relister.setRuleSet(ruleSet(with_crd));
+  relister.setRuleSet(ruleSet(with_crd, prometheus_));
   // What the kept rule found carries over until the next relist replaces it.
   EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
   relister.relistOnce();
@@ -78,21 +80,22 @@ TEST_F(RelisterTest, OneFailingQueryDoesNotHideTheOthers) {
   auto with_crd = kube::RestMapper::builtin().resources();
   with_crd.push_back({"serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices",
                       "inferenceservice", true});
-  Relister relister(ruleSet(with_crd), prometheus_, RelistOptions{});
+  Relister relister(ruleSet(with_crd, prometheus_), RelistOptions{});
   prometheus_->failing_selectors["inference_gpu_util"] = "boom";
   relister.relistOnce();
   EXPECT_TRUE(relister.firstRunDone());
   EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
-  EXPECT_EQ(relister.lastErrors().at("inference_gpu_util"), "boom");
-  EXPECT_EQ(relister.lastErrors().at("{__name__=~\"^DCGM_.*\"}"), "");
+  EXPECT_EQ(relister.lastErrors().at({"default", "inference_gpu_util"}), "boom");
+  EXPECT_EQ(relister.lastErrors().at({"default", "{__name__=~\"^DCGM_.*\"}"}), "");
 }
 
 TEST_F(RelisterTest, RecordsIntoTheSelfMetricsItIsGiven) {
   auto metrics = std::make_shared<telemetry::SelfMetrics>();
-  Relister relister(ruleSet(kube::RestMapper::builtin().resources()), prometheus_, RelistOptions{},
+  Relister relister(ruleSet(kube::RestMapper::builtin().resources(), prometheus_), RelistOptions{},
                     metrics);
   relister.relistOnce();
-  EXPECT_NE(metrics->exposition().find("metrics_adapter_relist_duration_seconds_count 1"),
+  EXPECT_NE(metrics->exposition().find(
+                R"(metrics_adapter_relist_duration_seconds_count{backend="default"} 1)"),
             std::string::npos)
       << metrics->exposition();
   EXPECT_NE(metrics->exposition().find(R"(metrics_adapter_rule_series{rule="rules[0]"} 1)"),
@@ -173,7 +176,7 @@ TEST(RelisterDeadlineTest, AHungSeriesCallEndsAtTheIntervalAndRelistingGoesOn) {
   RelistOptions options;
   options.interval = milliseconds(200);
   options.min_series_deadline = milliseconds(200);  // the 5 s floor would only slow the test
-  Relister relister(ruleSet(kube::RestMapper::builtin().resources()), prometheus, options);
+  Relister relister(ruleSet(kube::RestMapper::builtin().resources(), prometheus), options);
   relister.start();
   // Generous: only a relister that waits on the hung call much longer than its deadline fails.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -187,6 +190,119 @@ TEST(RelisterDeadlineTest, AHungSeriesCallEndsAtTheIntervalAndRelistingGoesOn) {
   ASSERT_FALSE(timeouts.empty());
   EXPECT_EQ(timeouts.front(), milliseconds(200));
   prometheus->release();
+  relister.stop();
+}
+
+// A backend whose series calls all hang until release() or the deadline they were given.
+class HangingPrometheus : public HangingOncePrometheus {
+ public:
+  void series(const std::string&, prometheus::Clock::time_point, std::chrono::milliseconds timeout,
+              const prometheus::SeriesVisitor&) override {
+    std::unique_lock lock(mutex_);
+    ++calls_;
+    released_.wait_for(lock, timeout, [this] { return release_; });
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kTimeout, 0,
+                                      "Prometheus did not answer");
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      release_ = true;
+    }
+    released_.notify_all();
+  }
+  int calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool release_ = false;
+  int calls_ = 0;
+};
+
+constexpr const char* kTwoBackendRules = R"(
+backends:
+  gpu: {url: 'http://thanos:10902'}
+rules:
+- seriesQuery: '{__name__=~"^DCGM_.*"}'
+  resources: {template: <<.Resource>>}
+  metricsQuery: avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+- seriesQuery: 'inference_gpu_util'
+  resources: {template: <<.Resource>>}
+  metricsQuery: avg(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
+  backend: gpu
+)";
+
+// The rules above with "default" answered by `fine` and "gpu" by `gpu`.
+std::shared_ptr<const RuleSet> twoBackendRuleSet(std::shared_ptr<prometheus::PrometheusApi> fine,
+                                                 std::shared_ptr<prometheus::PrometheusApi> gpu,
+                                                 bool gpu_optional) {
+  auto set = std::make_shared<RuleSet>();
+  set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+  set->rules =
+      compileRules(config::parseConfig(kTwoBackendRules, "two.yaml"), *set->mapper, nullptr);
+  auto default_backend = std::make_shared<prometheus::Backend>();
+  default_backend->name = "default";
+  default_backend->api = std::move(fine);
+  auto gpu_backend = std::make_shared<prometheus::Backend>();
+  gpu_backend->name = "gpu";
+  gpu_backend->api = std::move(gpu);
+  gpu_backend->optional = gpu_optional;
+  set->backends = std::make_shared<const prometheus::BackendSet>(
+      std::vector<std::shared_ptr<const prometheus::Backend>>{default_backend, gpu_backend});
+  return set;
+}
+
+TEST_F(RelisterTest, AHungBackendDelaysOnlyItsOwnRulesAndReadinessWaitsForIt) {
+  using std::chrono::milliseconds;
+  auto hung = std::make_shared<HangingPrometheus>();
+  RelistOptions options;
+  options.interval = milliseconds(100);
+  options.min_series_deadline = std::chrono::seconds(30);  // the hang outlasts the test
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  Relister relister(twoBackendRuleSet(prometheus_, hung, false), options, metrics);
+  relister.start();
+  // The healthy backend keeps its 100 ms schedule while the other hangs on its first call.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (prometheus_->seriesCallCount() < 4 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_GE(prometheus_->seriesCallCount(), 4u);
+  EXPECT_EQ(hung->calls(), 1);
+  EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
+  EXPECT_FALSE(relister.firstRunDone()) << "a required backend's first relist has not ended";
+  EXPECT_EQ(relister.lastSuccesses().count("default"), 1u);
+  EXPECT_EQ(relister.lastSuccesses().count("gpu"), 0u);
+  EXPECT_NE(
+      metrics->exposition().find(
+          R"(metrics_adapter_backend_last_successful_relist_timestamp_seconds{backend="default"})"),
+      std::string::npos);
+
+  hung->release();  // the hung call fails: the first run has ended, readiness follows
+  while (!relister.firstRunDone() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(relister.firstRunDone());
+  EXPECT_EQ(relister.lastErrors().at({"gpu", "inference_gpu_util"}), "Prometheus did not answer");
+  relister.stop();
+}
+
+TEST_F(RelisterTest, AnOptionalBackendIsNotWaitedForByReadiness) {
+  auto hung = std::make_shared<HangingPrometheus>();
+  RelistOptions options;
+  options.min_series_deadline = std::chrono::seconds(30);
+  Relister relister(twoBackendRuleSet(prometheus_, hung, true), options);
+  relister.start();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!relister.firstRunDone() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(relister.firstRunDone());
+  EXPECT_TRUE(relister.snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL"));
+  hung->release();
   relister.stop();
 }
 

@@ -62,7 +62,7 @@ class ForecastServiceTest : public ::testing::Test {
  protected:
   std::shared_ptr<testing::FakePrometheus> prometheus_ =
       std::make_shared<testing::FakePrometheus>();
-  ForecastService service_{prometheus_, ForecastServiceOptions{}};
+  ForecastService service_{testing::onlyBackend(prometheus_), ForecastServiceOptions{}};
 };
 
 TEST_F(ForecastServiceTest, FirstRefreshReadsTheHistoryInDayChunks) {
@@ -113,7 +113,7 @@ TEST_F(ForecastServiceTest, IncrementalRefreshesEqualOneFullFetch) {
   for (int minute = 0; minute <= 30; minute += 1) {
     service_.refresh({waveRule()}, kNow + minutes(minute));
   }
-  ForecastService fresh(prometheus_, ForecastServiceOptions{});
+  ForecastService fresh(testing::onlyBackend(prometheus_), ForecastServiceOptions{});
   fresh.refresh({waveRule()}, kNow + minutes(30));
 
   auto incremental = service_.forecasts("demand_forecast");
@@ -154,7 +154,7 @@ TEST_F(ForecastServiceTest, FailuresKeepTheLastForecastAndAreRetried) {
   };
   service_.refresh({waveRule()}, kNow + minutes(2));
   RuleStatus status = service_.status("demand_forecast");
-  EXPECT_EQ(status.last_error, "connection refused");
+  EXPECT_EQ(status.last_error, "backend \"default\": connection refused");
   EXPECT_EQ(status.last_success, kNow);
   EXPECT_EQ(service_.forecasts("demand_forecast"), before);
 
@@ -175,7 +175,7 @@ TEST_F(ForecastServiceTest, FirstFetchFailureLeavesNothingToServe) {
   const RuleStatus status = service_.status("demand_forecast");
   EXPECT_TRUE(status.known);
   EXPECT_FALSE(status.fetched);
-  EXPECT_EQ(status.last_error, "timeout");
+  EXPECT_EQ(status.last_error, "backend \"default\": timeout");
   EXPECT_EQ(service_.forecasts("demand_forecast"), nullptr);
   EXPECT_FALSE(service_.history("demand_forecast").has_value());
 }

@@ -49,9 +49,12 @@ class ResourceMetricsTest : public ::testing::Test {
     return renderPodQuery(memory ? rules_->memory : rules_->cpu, ns, std::move(pods));
   }
 
+  // The fake as the backend every query goes to.
+  prometheus::Backend backend() const { return testing::asBackend(prometheus_); }
+
   ResourceMetrics metrics(ResourceMetricsOptions options = {},
                           std::shared_ptr<telemetry::SelfMetrics> self = nullptr) const {
-    return ResourceMetrics(prometheus_, options, std::move(self));
+    return ResourceMetrics(options, std::move(self));
   }
 };
 
@@ -70,7 +73,7 @@ TEST_F(ResourceMetricsTest, PodsAcrossNamespaces) {
   prometheus_->answer = [&answers](const std::string& promql) { return answers.at(promql); };
 
   const PodMetricsResult result = metrics().podMetrics(
-      *rules_, {{"some-ns", "pod3"}, {"other-ns", "pod27"}, {"some-ns", "pod1"}}, kAt);
+      backend(), *rules_, {{"some-ns", "pod3"}, {"other-ns", "pod27"}, {"some-ns", "pod1"}}, kAt);
 
   EXPECT_THAT(result.failures, IsEmpty());
   EXPECT_THAT(result.omitted, IsEmpty());
@@ -91,16 +94,17 @@ TEST_F(ResourceMetricsTest, PodsAcrossNamespaces) {
 }
 
 TEST_F(ResourceMetricsTest, NoPodsNoQueries) {
-  const PodMetricsResult result = metrics().podMetrics(*rules_, {}, kAt);
+  const PodMetricsResult result = metrics().podMetrics(backend(), *rules_, {}, kAt);
   EXPECT_THAT(result.pods, IsEmpty());
   EXPECT_THAT(prometheus_->queries, IsEmpty());
-  EXPECT_THAT(metrics().nodeMetrics(*rules_, {}, kAt).nodes, IsEmpty());
+  EXPECT_THAT(metrics().nodeMetrics(backend(), *rules_, {}, kAt).nodes, IsEmpty());
   EXPECT_THAT(prometheus_->queries, IsEmpty());
 }
 
 TEST_F(ResourceMetricsTest, PodAskedTwiceIsServedOnce) {
   prometheus_->answer = [](const std::string&) { return answerOf({podValue("p", "c", 1)}); };
-  const PodMetricsResult result = metrics().podMetrics(*rules_, {{"ns", "p"}, {"ns", "p"}}, kAt);
+  const PodMetricsResult result =
+      metrics().podMetrics(backend(), *rules_, {{"ns", "p"}, {"ns", "p"}}, kAt);
   ASSERT_EQ(result.pods.size(), 1U);
   EXPECT_THAT(prometheus_->queries, UnorderedElementsAreArray({podQuery(false, "ns", {"p"}),
                                                                podQuery(true, "ns", {"p"})}));
@@ -116,7 +120,7 @@ TEST_F(ResourceMetricsTest, FailingNamespaceDoesNotHideTheOthers) {
     return answerOf({podValue("a", "c", 1), podValue("b", "c", 1)});
   };
   const PodMetricsResult result =
-      metrics().podMetrics(*rules_, {{"broken", "b"}, {"fine", "a"}}, kAt);
+      metrics().podMetrics(backend(), *rules_, {{"broken", "b"}, {"fine", "a"}}, kAt);
   ASSERT_EQ(result.pods.size(), 1U);
   EXPECT_EQ(result.pods[0].namespace_name, "fine");
   ASSERT_EQ(result.failures.size(), 1U);
@@ -143,7 +147,7 @@ TEST_F(ResourceMetricsTest, NonVectorAnswerFailsTheNamespace) {
     scalar.samples = {prometheus::Sample{{}, 1, 1}};
     return scalar;
   };
-  const PodMetricsResult result = metrics().podMetrics(*rules_, {{"ns", "p"}}, kAt);
+  const PodMetricsResult result = metrics().podMetrics(backend(), *rules_, {{"ns", "p"}}, kAt);
   EXPECT_THAT(result.pods, IsEmpty());
   ASSERT_EQ(result.failures.size(), 1U);
   EXPECT_THAT(
@@ -160,7 +164,7 @@ TEST_F(ResourceMetricsTest, BadValuesAreOmittedLoggedAndCounted) {
   };
   auto self = std::make_shared<telemetry::SelfMetrics>();
   const PodMetricsResult result = metrics({}, self).podMetrics(
-      *rules_, {{"ns", "good"}, {"ns", "nan"}, {"ns", "negative"}, {"ns", "new"}}, kAt);
+      backend(), *rules_, {{"ns", "good"}, {"ns", "nan"}, {"ns", "negative"}, {"ns", "new"}}, kAt);
   ASSERT_EQ(result.pods.size(), 1U);
   EXPECT_EQ(result.pods[0].name, "good");
   ASSERT_EQ(result.omitted.size(), 3U);
@@ -207,7 +211,7 @@ TEST_P(BoundedConcurrencyTest, NeverMoreQueriesAtOnceThanTheLimit) {
   }
   ResourceMetricsOptions options;
   options.max_concurrent_queries = GetParam().limit;
-  const PodMetricsResult result = metrics(options).podMetrics(*rules_, pods, kAt);
+  const PodMetricsResult result = metrics(options).podMetrics(backend(), *rules_, pods, kAt);
   EXPECT_EQ(result.pods.size(), GetParam().namespaces);
   EXPECT_EQ(prometheus_->queries.size(), 2 * GetParam().namespaces);
   EXPECT_LE(probe.most.load(), static_cast<int>(std::max<std::size_t>(GetParam().limit, 1)));
@@ -239,7 +243,7 @@ TEST_F(ResourceMetricsTest, QueriesRunInParallelUpToTheLimit) {
   for (int i = 0; i < 10; ++i) pods.push_back({"ns-" + std::to_string(i), "p"});
   ResourceMetricsOptions options;
   options.max_concurrent_queries = 4;
-  const PodMetricsResult result = metrics(options).podMetrics(*rules_, pods, kAt);
+  const PodMetricsResult result = metrics(options).podMetrics(backend(), *rules_, pods, kAt);
   EXPECT_EQ(result.pods.size(), 10U);
   EXPECT_EQ(probe.most.load(), 4);
 }
@@ -250,7 +254,8 @@ TEST_F(ResourceMetricsTest, NodesAsUpstream) {
     return answerOf({prometheus::Sample{{{"instance", "node1"}}, cpu ? 1100.0 : 2100.0, 10},
                      prometheus::Sample{{{"instance", "node2"}}, cpu ? 1200.0 : 2200.0, 12}});
   };
-  const NodeMetricsResult result = metrics().nodeMetrics(*rules_, {"node2", "node3", "node1"}, kAt);
+  const NodeMetricsResult result =
+      metrics().nodeMetrics(backend(), *rules_, {"node2", "node3", "node1"}, kAt);
   ASSERT_EQ(result.nodes.size(), 2U);
   EXPECT_EQ(result.nodes[0].name, "node2");  // in the order asked
   EXPECT_EQ(result.nodes[0].cpu_nanocores, 1200000000000);
@@ -274,7 +279,7 @@ TEST_F(ResourceMetricsTest, FailingNodeQueryIsAnErrorNamingIt) {
     return answerOf({prometheus::Sample{{{"instance", "n"}}, 1, 1}});
   };
   try {
-    metrics().nodeMetrics(*rules_, {"n"}, kAt);
+    metrics().nodeMetrics(backend(), *rules_, {"n"}, kAt);
     FAIL() << "no error";
   } catch (const ResourceQueryError& e) {
     EXPECT_EQ(e.query(), failing);

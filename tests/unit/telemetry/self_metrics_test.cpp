@@ -123,26 +123,40 @@ TEST_F(SelfMetricsTest, InFlightGaugeFollowsStartsAndFinishes) {
 }
 
 TEST_F(SelfMetricsTest, PrometheusCallsAreCountedByEndpointAndOutcome) {
-  metrics().observePrometheusCall("test_query", "success", duration<double>(0.01));
-  metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
-  metrics().observePrometheusCall("test_query", "timeout", duration<double>(5));
+  metrics().observePrometheusCall("default", "test_query", "success", duration<double>(0.01));
+  metrics().observePrometheusCall("default", "test_query", "timeout", duration<double>(5));
+  metrics().observePrometheusCall("default", "test_query", "timeout", duration<double>(5));
   const std::string text = metrics().exposition();
   const std::string total = "metrics_adapter_prometheus_requests_total";
-  EXPECT_EQ(1.0, valueOf(text, total, {{"endpoint", "test_query"}, {"outcome", "success"}}));
-  EXPECT_EQ(2.0, valueOf(text, total, {{"endpoint", "test_query"}, {"outcome", "timeout"}}));
+  EXPECT_EQ(1.0,
+            valueOf(text, total,
+                    {{"backend", "default"}, {"endpoint", "test_query"}, {"outcome", "success"}}));
+  EXPECT_EQ(2.0,
+            valueOf(text, total,
+                    {{"backend", "default"}, {"endpoint", "test_query"}, {"outcome", "timeout"}}));
   EXPECT_EQ(3.0, valueOf(text, "metrics_adapter_prometheus_request_duration_seconds_count",
-                         {{"endpoint", "test_query"}}));
+                         {{"backend", "default"}, {"endpoint", "test_query"}}));
+  metrics().observePrometheusCall("thanos", "test_query", "success", duration<double>(0.01));
+  EXPECT_EQ(1.0,
+            valueOf(metrics().exposition(), total,
+                    {{"backend", "thanos"}, {"endpoint", "test_query"}, {"outcome", "success"}}));
 }
 
 TEST_F(SelfMetricsTest, RelistRecordsDurationAndTheLastRunsFailures) {
   const std::string name = "metrics_adapter_relist_duration_seconds";
-  const double runs = valueOf(metrics().exposition(), name + "_count", {}).value_or(-1);
-  ASSERT_GE(runs, 0);
-  metrics().observeRelist(duration<double>(0.2), 3);
-  metrics().observeRelist(duration<double>(0.2), 1);
+  const Labels gpu{{"backend", "gpu"}};
+  metrics().observeRelist("gpu", duration<double>(0.2), 3);
+  metrics().observeRelist("gpu", duration<double>(0.2), 1);
+  metrics().observeRelist("apps", duration<double>(0.2), 2);
   const std::string text = metrics().exposition();
-  EXPECT_EQ(runs + 2, valueOf(text, name + "_count", {}));
-  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_relist_failed_queries", {}));  // a gauge: last run
+  EXPECT_EQ(2.0, valueOf(text, name + "_count", gpu));
+  EXPECT_EQ(1.0, valueOf(text, "metrics_adapter_relist_failed_queries", gpu));  // a gauge: last run
+  EXPECT_EQ(2.0, valueOf(text, "metrics_adapter_relist_failed_queries", {{"backend", "apps"}}));
+  metrics().setBackendRelistSuccess(
+      "gpu", std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+  EXPECT_EQ(1700000000.0,
+            valueOf(metrics().exposition(),
+                    "metrics_adapter_backend_last_successful_relist_timestamp_seconds", gpu));
   EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_relist_failed_queries gauge"));
 }
 
@@ -222,8 +236,9 @@ TEST_F(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
 TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   // Families without samples are left out of the exposition, so record one of each first.
   metrics().observeRequest("test_all", 200, duration<double>(0.01));
-  metrics().observePrometheusCall("test_all", "success", duration<double>(0.01));
-  metrics().observeRelist(duration<double>(0.01), 0);
+  metrics().observePrometheusCall("default", "test_all", "success", duration<double>(0.01));
+  metrics().observeRelist("default", duration<double>(0.01), 0);
+  metrics().setBackendRelistSuccess("default", std::chrono::system_clock::now());
   metrics().setRuleDiscovery("rules[70]", 1, 1);
   metrics().countRuleError("rules[70]");
   metrics().setBuildInfo("0.0.3-test");
@@ -240,9 +255,10 @@ TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
     }
     if (line.rfind("# HELP metrics_adapter_", 0) == 0) ++helps;
   }
-  // The fourteen metrics the issue lists, and metrics_adapter_prometheus_bad_samples_total.
-  EXPECT_EQ(15, families);
-  EXPECT_EQ(15, helps);
+  // The fourteen metrics the issue lists, metrics_adapter_prometheus_bad_samples_total and
+  // metrics_adapter_backend_last_successful_relist_timestamp_seconds.
+  EXPECT_EQ(16, families);
+  EXPECT_EQ(16, helps);
 }
 
 TEST(PrometheusTimeOnThisThreadTest, AddsUpPerThreadUntilReset) {
