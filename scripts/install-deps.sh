@@ -2,9 +2,9 @@
 # Installs what building, testing and the demo need, from Debian 12 packages only.
 # Does nothing for packages that are already there, so it is cheap to run every time.
 #   scripts/install-deps.sh [--demo]
-# --demo leaves out the clang tools and the browser only the test gate uses (format check,
-# sanitizer build, clang-tidy, the observer page's rendering), most of the download on a fresh
-# machine.
+# --demo leaves out the clang tools, the browser and VictoriaMetrics only the test gate uses
+# (format check, sanitizer build, clang-tidy, the observer page's rendering, the second engine),
+# most of the download on a fresh machine.
 set -euo pipefail
 
 packages=(
@@ -16,7 +16,8 @@ packages=(
 case ${1:-} in
   --demo) ;;
   # chromium: the forecast test renders the observer page headless and looks at the PNG.
-  "") packages+=(clang-format clang-14 libclang-rt-14-dev clang-tidy-14 chromium) ;;
+  # victoria-metrics: the second engine of tests/integration/test_victoriametrics.py.
+  "") packages+=(clang-format clang-14 libclang-rt-14-dev clang-tidy-14 chromium victoria-metrics) ;;
   *) echo "usage: scripts/install-deps.sh [--demo]" >&2; exit 2 ;;
 esac
 missing=()

@@ -181,6 +181,15 @@ def split_labels(text):
     return parts
 
 
+def scrape_configs(scrape_port):
+    """The scrape_configs section both engines read: the exporter as job `gpu`. The target
+    label `service` names the exporter's Service, as a ServiceMonitor would, so Object metrics
+    on services/dcgm-exporter can be tested."""
+    return ("scrape_configs:\n  - job_name: gpu\n    static_configs:\n"
+            "      - targets: ['127.0.0.1:%d']\n"
+            "        labels: {service: dcgm-exporter}\n" % scrape_port)
+
+
 class Prometheus:
     def __init__(self, procs, scrape_port, rule_files=(), backfill=None):
         """backfill: an OpenMetrics file whose samples promtool turns into TSDB blocks before
@@ -197,11 +206,7 @@ class Prometheus:
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n")
             if rule_files:
                 f.write("rule_files:\n" + "".join("  - %s\n" % r for r in rule_files))
-            # The target label `service` names the exporter's Service, as a ServiceMonitor
-            # would, so Object metrics on services/dcgm-exporter can be tested.
-            f.write("scrape_configs:\n  - job_name: gpu\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n"
-                    "        labels: {service: dcgm-exporter}\n" % scrape_port)
+            f.write(scrape_configs(scrape_port))
         self.url = "http://127.0.0.1:%d" % self.port
         self.process = procs.spawn("prometheus-%d" % self.port, [
             "prometheus", "--config.file=" + config, "--storage.tsdb.path=" + self.dir + "/data",
@@ -224,6 +229,61 @@ class Prometheus:
     def wait_for_series(self, promql, count):
         wait_until(lambda: len(self.query(promql)) >= count, timeout=60,
                    what="%d series of %s in Prometheus" % (count, promql))
+
+
+class VictoriaMetrics:
+    """A single-node VictoriaMetrics scraping the exporter every second with its own scraper
+    (-promscrape.config), on a free port with its own data directory.
+
+    VictoriaMetrics evaluates an instant query whose time is within -search.latencyOffset (30 s)
+    of now at now - 30 s, unless the query carries nocache=1 (docs/victoriametrics.md). The flag
+    keeps its default here, as in most clusters; query() and adapter_url() add nocache=1, so
+    what a test sees is the last scrape."""
+
+    def __init__(self, procs, scrape_port, flags=()):
+        self.port = free_port()
+        self.dir = os.path.join(procs.workdir, "victoria-metrics-%d" % self.port)
+        os.makedirs(self.dir)
+        config = os.path.join(self.dir, "scrape.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n" + scrape_configs(scrape_port))
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.process = procs.spawn("victoria-metrics-%d" % self.port, [
+            "victoria-metrics", "-storageDataPath=" + self.dir + "/data",
+            "-httpListenAddr=127.0.0.1:%d" % self.port, "-promscrape.config=" + config,
+            "-loggerLevel=WARN"] + list(flags))
+        wait_until(lambda: urllib.request.urlopen(self.url + "/health", timeout=2).status == 200,
+                   timeout=60, what="VictoriaMetrics to be ready")
+
+    def adapter_url(self):
+        """--prometheus-url for an adapter that sees the last scrape: the base URL's query
+        goes with every call the adapter makes."""
+        return self.url + "/?nocache=1"
+
+    def query(self, promql):
+        url = self.url + "/api/v1/query?" + urllib.parse.urlencode({"query": promql,
+                                                                   "nocache": "1"})
+        answer = http_get_json(url)
+        assert answer["status"] == "success", answer
+        return answer["data"]["result"]
+
+    def wait_for_scrapes(self):
+        """Until the exporter has been scraped once (the scraper starts within one interval)."""
+        wait_until(lambda: [r for r in self.query("up") if r["value"][1] == "1"], timeout=60,
+                   what="VictoriaMetrics to scrape the exporter")
+
+    def wait_for_series(self, promql, count):
+        wait_until(lambda: len(self.query(promql)) >= count, timeout=60,
+                   what="%d series of %s in VictoriaMetrics" % (count, promql))
+
+    def import_text(self, exposition):
+        """Stores samples given in the Prometheus text format, each with its timestamp in
+        milliseconds (/api/v1/import/prometheus), e.g. history older than what is scraped.
+        They become searchable within about a second; callers poll."""
+        request = urllib.request.Request(self.url + "/api/v1/import/prometheus",
+                                         data=exposition.encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 204, response.status
 
 
 def openssl(*args, cwd=None):
