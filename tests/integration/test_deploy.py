@@ -3,7 +3,8 @@ kustomize` of the default install and of each overlay, and checks of what render
 object, TLS that verifies, RBAC that names the right subjects, a Deployment whose own flags the
 binary accepts in --dry-run with the rendered Secret and ConfigMap as files, and HPA examples
 whose metrics the installed rules serve from a real Prometheus scraping the simulated exporter.
-Also the docs against --help, and the Dockerfile against the binary's shared libraries."""
+Also the docs against --help, and the Dockerfile and the tree its final stage ships
+(scripts/image-root.sh) against the binary's shared libraries."""
 
 import base64
 import functools
@@ -611,11 +612,19 @@ class DocsTest(unittest.TestCase):
 
 
 class DockerfileTest(unittest.TestCase):
+    """The Dockerfile's shape, and the tree its final stage ships: scripts/image-root.sh run on
+    the host's binary, as the build stage runs it on the image's."""
+
     @staticmethod
-    def stages():
+    def dockerfile():
         with open(os.path.join(REPO, "Dockerfile")) as f:
-            text = re.sub(r"\\\n", " ", f.read())
-        return re.split(r"^FROM ", text, flags=re.M)[1:]
+            return re.sub(r"\\\n", " ", f.read())
+
+    @classmethod
+    def stages(cls):
+        """(what comes before the first FROM, [each stage from its FROM on])."""
+        preamble, *stages = re.split(r"^FROM ", cls.dockerfile(), flags=re.M)
+        return preamble, stages
 
     @staticmethod
     def installed(stage):
@@ -624,45 +633,94 @@ class DockerfileTest(unittest.TestCase):
             packages.update(w for w in command.split() if not w.startswith("-"))
         return packages
 
+    @classmethod
+    def image_root(cls):
+        """The tree scripts/image-root.sh makes from the tested binary (made once)."""
+        if shutil.which("dpkg") is None:
+            raise unittest.SkipTest("image-root.sh needs dpkg (Debian) for the libraries' licences")
+        root = os.path.join(WORK, "image-root")
+        if not os.path.isdir(root):
+            checked(["bash", os.path.join(REPO, "scripts", "image-root.sh"), ARGS.binary, root])
+        return root
+
+    @staticmethod
+    def linked(binary):
+        """The absolute paths ldd resolves for `binary`: its libraries and its loader."""
+        return set(re.findall(r"(/\S+) \(0x", checked(["ldd", binary])))
+
     def test_build_stage_installs_the_build_dependencies(self):
-        build, _ = self.stages()
-        self.assertTrue(build.startswith("debian:12 "))
+        preamble, (build, _) = self.stages()
+        # Debian 12 from a registry unless scripts/build-image.sh names its local base.
+        self.assertRegex(preamble, r"(?m)^ARG BASE_IMAGE=debian:12$")
+        self.assertTrue(build.startswith("${BASE_IMAGE} AS build"), build[:40])
         with open(os.path.join(REPO, "scripts", "install-deps.sh")) as f:
             listed = re.search(r"packages=\((.*?)\)", f.read(), re.S).group(1).split()
         # The libraries and the toolchain; clang is for the on-demand fuzz build, the rest of
         # the list (prometheus, curl, python3, ...) for tests and the demo.
         needed = {p for p in listed if "clang" not in p and (
             p.endswith("-dev") or p in ("cmake", "g++", "make", "pkg-config"))}
-        self.assertEqual(needed - self.installed(build), set())
+        # ca-certificates: the roots the final image carries.
+        self.assertEqual(self.installed(build), needed | {"ca-certificates"})
 
-    def test_runtime_stage_has_exactly_the_libraries_the_binary_links(self):
-        if shutil.which("dpkg") is None:
-            self.skipTest("no dpkg to map libraries to packages")
-        _, runtime = self.stages()
-        self.assertTrue(runtime.startswith("debian:12-slim"))
-        libraries = re.findall(r"=> (/\S+)", checked(["ldd", ARGS.binary]))
-        needed = set()
+    def test_final_stage_is_the_image_root_tree_and_no_shell(self):
+        _, (build, final) = self.stages()
+        made = re.search(r"RUN image-root\.sh build/metrics-adapter (/\S+)", build)
+        self.assertIsNotNone(made, "the build stage does not run image-root.sh")
+        self.assertIn("strip build/metrics-adapter", build)
+        self.assertTrue(final.startswith("scratch\n"), final[:40])
+        self.assertEqual(re.findall(r"^(COPY .*)$", final, re.M),
+                         ["COPY --from=build %s /" % made.group(1)])
+        # scratch has no shell to run a RUN (or a shell-form ENTRYPOINT) with.
+        self.assertNotRegex(final, r"(?m)^(RUN|CMD|SHELL)\b")
+        shells = [os.path.join(d, n) for d, _, names in os.walk(self.image_root()) for n in names
+                  if n in ("sh", "bash", "dash", "busybox")]
+        self.assertEqual(shells, [])
+
+    def test_image_root_holds_exactly_the_libraries_the_binary_links(self):
+        root = self.image_root()
+        files = set()
+        for directory, _, names in os.walk(root):
+            files.update("/" + os.path.relpath(os.path.join(directory, n), root) for n in names)
+        libraries = self.linked(ARGS.binary)
+        self.assertIn("/usr/local/bin/metrics-adapter", files)
+        self.assertEqual({f for f in files if re.search(r"\.so(\.|$)", f)}, libraries)
+        self.assertIn("/etc/ssl/certs/ca-certificates.crt", files)
+        self.assertEqual(os.readlink(os.path.join(root, "usr/lib/ssl/cert.pem")),
+                         "/etc/ssl/certs/ca-certificates.crt")
+        self.assertEqual(os.stat(os.path.join(root, "tmp")).st_mode & 0o7777, 0o1777)
+        # Each library's Debian package's licence, found the way dpkg -S maps files.
         for library in libraries:
-            real = os.path.realpath(library)
-            candidates = [real, library] + ([real[4:]] if real.startswith("/usr/") else [])
-            for path in candidates:
-                found = run(["dpkg", "-S", path])
-                if found.returncode == 0:
-                    needed.add(found.stdout.split(":")[0])
-                    break
-            else:
-                self.fail("no package owns " + library)
-        self.assertEqual(self.installed(runtime) - {"ca-certificates"}, needed)
+            owner = run(["dpkg", "-S", library])
+            if owner.returncode != 0:
+                owner = run(["dpkg", "-S", os.path.realpath(library)])
+            package = owner.stdout.split(":")[0]
+            self.assertIn("/usr/share/doc/%s/copyright" % package, files, library)
+
+    def test_binary_starts_from_the_tree_alone(self):
+        root = self.image_root()
+        binary = os.path.join(root, "usr/local/bin/metrics-adapter")
+        loader = next(p for p in self.linked(ARGS.binary) if "/ld-linux" in p)
+        # The tree's own loader with only the tree's library directories and no ld.so.cache:
+        # every library must resolve inside the tree, and the binary must run from it.
+        library_path = ":".join(sorted({os.path.dirname(root + p) for p in
+                                        self.linked(ARGS.binary) if p != loader}))
+        argv = [root + loader, "--inhibit-cache", "--library-path", library_path]
+        resolved = re.findall(r"=> (/\S+)", checked(argv + ["--list", binary]))
+        self.assertTrue(resolved)
+        self.assertEqual([p for p in resolved if not p.startswith(root + "/")], [])
+        self.assertIn("--prometheus-url", checked(argv + [binary, "--help"]))
 
     def test_runtime_user_is_the_pods_user_and_entrypoint_the_binary(self):
-        _, runtime = self.stages()
-        user = re.search(r"^USER (\d+):(\d+)$", runtime, re.M)
+        _, (_, final) = self.stages()
+        user = re.search(r"^USER (\d+):(\d+)$", final, re.M)
         pod = deployment(RENDERED[""])["spec"]["template"]["spec"]["securityContext"]
         self.assertEqual((int(user.group(1)), int(user.group(2))),
                          (pod["runAsUser"], pod["runAsGroup"]))
-        copied = re.search(r"^COPY --from=build \S+/metrics-adapter (\S+)$", runtime, re.M)
-        self.assertIn('ENTRYPOINT ["%s"]' % copied.group(1), runtime)
-
+        with open(os.path.join(self.image_root(), "etc", "passwd")) as f:
+            users = {line.split(":")[2]: line.split(":")[3] for line in f if line.strip()}
+        self.assertEqual(users.get(user.group(1)), user.group(2))
+        self.assertIn('ENTRYPOINT ["/usr/local/bin/metrics-adapter"]', final)
+        self.assertIn("EXPOSE 6443", final)
 
 if __name__ == "__main__":
     unittest.main(argv=UNITTEST_ARGV)
