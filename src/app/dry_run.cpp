@@ -163,6 +163,10 @@ void checkServing(const AdapterOptions& options, Findings& found) {
   }
   try {
     const auto certificate = server::checkServingCertificate(serving);
+    if (const std::size_t sni = serving.sni_cert_keys.size(); sni > 0) {
+      found.notes.push_back(std::to_string(sni) + " SNI certificate" + (sni == 1 ? "" : "s") +
+                            " (--tls-sni-cert-key)");
+    }
     if (!certificate) {
       found.notes.push_back(where + " with a self-signed certificate in " + serving.cert_dir);
       return;

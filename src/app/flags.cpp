@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "metrics_adapter/server/sni_cert_key.h"
+
 namespace metrics_adapter::app {
 namespace {
 
@@ -230,6 +232,19 @@ const std::map<std::string, Flag>& flagTable() {
       {"tls-private-key-file",
        {"serving key (PEM)", false,
         [](AdapterOptions& o, const std::string& v) { o.server.tls_key_file = v; }}},
+      {"tls-sni-cert-key",
+       {"cert.crt,key.key[:pattern,...]: a pair served to clients whose SNI matches a pattern "
+        "(example.com, *.example.com, or an IP for clients sending no SNI); without patterns, "
+        "the certificate's own names; exact beats wildcard, patterns beat extracted names; "
+        "repeatable; reloaded when the files change",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          try {
+            o.server.sni_cert_keys.push_back(server::parseSniCertKey(v));
+          } catch (const std::invalid_argument& e) {
+            throw FlagError("--tls-sni-cert-key: \"" + v + "\": " + e.what());
+          }
+        }}},
       {"tls-min-version",
        {"VersionTLS12 (default) or VersionTLS13", false,
         [](AdapterOptions& o, const std::string& v) {
@@ -289,7 +304,6 @@ const std::set<std::string>& plannedFlags() {
   static const std::set<std::string> kPlanned = {
       "prometheus-auth-config",
       "prometheus-auth-incluster",
-      "tls-sni-cert-key",
   };
   return kPlanned;
 }

@@ -50,11 +50,14 @@ std::string takeOpenSslErrors() {
   return text.empty() ? "unknown OpenSSL error" : text;
 }
 
-CertificatePair loadCertificatePair(const std::string& cert_file, const std::string& key_file) {
+CertificatePair loadCertificatePair(const std::string& cert_file, const std::string& key_file,
+                                    const PairFileLabels& labels) {
+  const std::string cert_label = labels.cert;
+  const std::string key_label = labels.key;
   CertificatePair pair;
   ERR_clear_error();
   {
-    BioPtr bio = openFile(cert_file, "tls_cert_file");
+    BioPtr bio = openFile(cert_file, labels.cert);
     while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, refusePassword, nullptr)) {
       pair.chain.emplace_back(certificate);
     }
@@ -63,28 +66,28 @@ CertificatePair loadCertificatePair(const std::string& cert_file, const std::str
     const bool clean_end = last == 0 || (ERR_GET_LIB(last) == ERR_LIB_PEM &&
                                          ERR_GET_REASON(last) == PEM_R_NO_START_LINE);
     if (!clean_end) {
-      throw std::runtime_error("tls_cert_file \"" + cert_file + "\": " + takeOpenSslErrors());
+      throw std::runtime_error(cert_label + " \"" + cert_file + "\": " + takeOpenSslErrors());
     }
     if (pair.chain.empty()) {
       ERR_clear_error();
-      throw std::runtime_error("tls_cert_file \"" + cert_file + "\": no PEM certificate found");
+      throw std::runtime_error(cert_label + " \"" + cert_file + "\": no PEM certificate found");
     }
     ERR_clear_error();
   }
   {
-    BioPtr bio = openFile(key_file, "tls_key_file");
+    BioPtr bio = openFile(key_file, labels.key);
     pair.key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, refusePassword, nullptr));
     if (!pair.key) {
       throw std::runtime_error(
-          "tls_key_file \"" + key_file +
+          key_label + " \"" + key_file +
           "\": no readable unencrypted PEM private key: " + takeOpenSslErrors());
     }
   }
   if (X509_check_private_key(pair.chain.front().get(), pair.key.get()) != 1) {
     ERR_clear_error();
-    throw std::runtime_error("tls_key_file \"" + key_file +
-                             "\" does not match the certificate in tls_cert_file \"" + cert_file +
-                             "\"");
+    throw std::runtime_error(key_label + " \"" + key_file +
+                             "\" does not match the certificate in " + cert_label + " \"" +
+                             cert_file + "\"");
   }
   return pair;
 }

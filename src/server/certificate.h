@@ -24,10 +24,17 @@ struct CertificatePair {
   EvpPkeyPtr key;
 };
 
+// How loadCertificatePair's errors name the two files.
+struct PairFileLabels {
+  const char* cert = "tls_cert_file";
+  const char* key = "tls_key_file";
+};
+
 // Reads a PEM certificate chain and a PEM private key (RSA or ECDSA; encrypted keys are refused
 // rather than prompting) and checks that the key belongs to the leaf. Throws std::runtime_error
-// naming the file and the problem.
-CertificatePair loadCertificatePair(const std::string& cert_file, const std::string& key_file);
+// naming the file (by its label) and the problem.
+CertificatePair loadCertificatePair(const std::string& cert_file, const std::string& key_file,
+                                    const PairFileLabels& labels = {});
 
 // True when now lies within the certificate's validity period.
 bool isCurrentlyValid(X509* certificate);

@@ -18,6 +18,7 @@
 
 #include "server/http_message.h"
 #include "server/peer_certificates.h"
+#include "server/sni_context.h"
 
 namespace metrics_adapter::server {
 namespace net = boost::asio;
@@ -44,6 +45,12 @@ std::string formatEndpoint(const tcp::socket& socket) {
   const net::ip::address address = endpoint.address();
   const std::string host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
   return host + ":" + std::to_string(endpoint.port());
+}
+
+std::string localIp(const tcp::socket& socket) {
+  beast::error_code ec;
+  const tcp::endpoint endpoint = socket.local_endpoint(ec);
+  return ec ? std::string() : endpoint.address().to_string();
 }
 
 bool isParseError(const beast::error_code& ec) {
@@ -79,9 +86,12 @@ Connection::Connection(tcp::socket socket, std::shared_ptr<net::ssl::context> tl
       tls_context_(std::move(tls_context)),
       executor_(socket.get_executor()),
       remote_address_(formatEndpoint(socket)),
+      local_ip_(localIp(socket)),
       stream_(std::move(socket), *tls_context_),
       handler_timer_(executor_),
-      buffer_(state_->options.max_header_bytes + kReadChunkBytes) {}
+      buffer_(state_->options.max_header_bytes + kReadChunkBytes) {
+  setSniLocalAddress(stream_.native_handle(), &local_ip_);
+}
 
 Connection::~Connection() { state_->connections.remove(this); }
 

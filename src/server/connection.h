@@ -70,6 +70,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::shared_ptr<boost::asio::ssl::context> tls_context_;
   const boost::asio::any_io_executor executor_;
   const std::string remote_address_;
+  // The IP the client reached, for SNI certificates named by IP; the SSL object points at it,
+  // so it is declared before stream_.
+  const std::string local_ip_;
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::asio::steady_timer handler_timer_;
   boost::beast::flat_buffer buffer_;

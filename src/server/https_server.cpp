@@ -120,8 +120,8 @@ void HttpsServer::Impl::startLocked() {
     cert_file = paths.cert_file;
     key_file = paths.key_file;
   }
-  auto provider = std::make_shared<TlsContextProvider>(policy, cert_file, key_file,
-                                                       options.cert_reload_interval);
+  auto provider = std::make_shared<TlsContextProvider>(
+      policy, cert_file, key_file, options.sni_cert_keys, options.cert_reload_interval);
 
   beast::error_code ec;
   const net::ip::address address = net::ip::make_address(options.bind_address, ec);

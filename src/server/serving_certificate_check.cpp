@@ -6,6 +6,7 @@
 #include "metrics_adapter/server/https_server.h"
 #include "server/certificate.h"
 #include "server/tls_context.h"
+#include "server/tls_context_provider.h"
 #include "server/tls_policy.h"
 
 namespace metrics_adapter::server {
@@ -23,6 +24,7 @@ std::string formatTime(const ASN1_TIME* time) {
 
 std::optional<ServingCertificateInfo> checkServingCertificate(const ServerOptions& options) {
   const TlsPolicy policy = makeTlsPolicy(options.tls_min_version, options.tls_cipher_suites);
+  for (const SniCertKey& cert_key : options.sni_cert_keys) loadSniCertificatePair(cert_key, policy);
   if (options.tls_cert_file.empty()) return std::nullopt;
   const CertificatePair pair = loadCertificatePair(options.tls_cert_file, options.tls_key_file);
   makeServerContext(policy, pair);

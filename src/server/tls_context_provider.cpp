@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "server/certificate.h"
+#include "server/sni_context.h"
 #include "server/tls_context.h"
 
 namespace metrics_adapter::server {
@@ -24,22 +24,60 @@ FileStamp stampFile(const std::string& path) {
   return stamp;
 }
 
+std::string sniCertKeyLabel(const SniCertKey& cert_key) {
+  return "--tls-sni-cert-key=\"" + formatSniCertKey(cert_key) + "\"";
+}
+
+CertificatePair loadSniCertificatePair(const SniCertKey& cert_key, const TlsPolicy& policy) {
+  try {
+    CertificatePair pair = loadCertificatePair(cert_key.cert_file, cert_key.key_file,
+                                               {.cert = "certificate file", .key = "key file"});
+    makeServerContext(policy, pair);
+    return pair;
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(sniCertKeyLabel(cert_key) + ": " + e.what());
+  }
+}
+
 TlsContextProvider::TlsContextProvider(TlsPolicy policy, std::string cert_file,
-                                       std::string key_file,
+                                       std::string key_file, std::vector<SniCertKey> sni_cert_keys,
                                        std::chrono::milliseconds check_interval)
-    : policy_(std::move(policy)),
-      cert_file_(std::move(cert_file)),
-      key_file_(std::move(key_file)),
-      check_interval_(check_interval) {
-  // Stamps first: a change racing with the initial load is then picked up by the next check.
-  cert_stamp_ = stampFile(cert_file_);
-  key_stamp_ = stampFile(key_file_);
+    : policy_(std::move(policy)), check_interval_(check_interval) {
+  pairs_.emplace_back();
+  pairs_.back().files.cert_file = std::move(cert_file);
+  pairs_.back().files.key_file = std::move(key_file);
+  for (SniCertKey& cert_key : sni_cert_keys) {
+    pairs_.emplace_back();
+    pairs_.back().files = std::move(cert_key);
+    pairs_.back().is_sni = true;
+  }
+  for (WatchedPair& watched : pairs_) {
+    // Stamps first: a change racing with the initial load is then picked up by the next check.
+    watched.cert_stamp = stampFile(watched.files.cert_file);
+    watched.key_stamp = stampFile(watched.files.key_file);
+    watched.loaded = load(watched);
+  }
   context_ = build();
   last_check_ = std::chrono::steady_clock::now();
 }
 
+CertificatePair TlsContextProvider::load(const WatchedPair& watched) const {
+  if (watched.is_sni) return loadSniCertificatePair(watched.files, policy_);
+  CertificatePair pair = loadCertificatePair(watched.files.cert_file, watched.files.key_file);
+  // A pair OpenSSL refuses under the policy (e.g. a key too small) is refused here, on its own,
+  // so that build() cannot fail and hold back the other pairs' rotation.
+  makeServerContext(policy_, pair);
+  return pair;
+}
+
 std::shared_ptr<boost::asio::ssl::context> TlsContextProvider::build() const {
-  return makeServerContext(policy_, loadCertificatePair(cert_file_, key_file_));
+  std::vector<NamedCertificatePair> named;
+  for (std::size_t i = 1; i < pairs_.size(); ++i) {
+    named.push_back({.pair = &pairs_[i].loaded,
+                     .patterns = pairs_[i].files.names,
+                     .label = sniCertKeyLabel(pairs_[i].files)});
+  }
+  return makeSniServerContext(policy_, pairs_.front().loaded, named);
 }
 
 std::shared_ptr<boost::asio::ssl::context> TlsContextProvider::current() {
@@ -47,16 +85,28 @@ std::shared_ptr<boost::asio::ssl::context> TlsContextProvider::current() {
   const auto now = std::chrono::steady_clock::now();
   if (now - last_check_ < check_interval_) return context_;
   last_check_ = now;
-  FileStamp cert_stamp = stampFile(cert_file_);
-  FileStamp key_stamp = stampFile(key_file_);
-  if (cert_stamp == cert_stamp_ && key_stamp == key_stamp_) return context_;
-  cert_stamp_ = cert_stamp;
-  key_stamp_ = key_stamp;
+  bool reloaded = false;
+  for (WatchedPair& watched : pairs_) {
+    FileStamp cert_stamp = stampFile(watched.files.cert_file);
+    FileStamp key_stamp = stampFile(watched.files.key_file);
+    if (cert_stamp == watched.cert_stamp && key_stamp == watched.key_stamp) continue;
+    watched.cert_stamp = cert_stamp;
+    watched.key_stamp = key_stamp;
+    try {
+      watched.loaded = load(watched);
+      reloaded = true;
+      spdlog::info("reloaded {}certificate from {} and {}", watched.is_sni ? "SNI " : "serving ",
+                   watched.files.cert_file, watched.files.key_file);
+    } catch (const std::exception& e) {
+      spdlog::error("keeping the previous {}certificate: reloading failed: {}",
+                    watched.is_sni ? "SNI " : "serving ", e.what());
+    }
+  }
+  if (!reloaded) return context_;
   try {
     context_ = build();
-    spdlog::info("reloaded serving certificate from {} and {}", cert_file_, key_file_);
   } catch (const std::exception& e) {
-    spdlog::error("keeping the previous serving certificate: reloading failed: {}", e.what());
+    spdlog::error("keeping the previous serving certificates: {}", e.what());
   }
   return context_;
 }

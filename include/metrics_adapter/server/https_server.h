@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "metrics_adapter/server/exchange_observer.h"
+#include "metrics_adapter/server/sni_cert_key.h"
 
 namespace metrics_adapter::server {
 
@@ -45,6 +46,9 @@ struct ServerOptions {
   std::uint16_t port = 6443;  // 0 = pick a free port (see HttpsServer::port())
   std::string tls_cert_file;  // with tls_key_file; else a self-signed pair in cert_dir
   std::string tls_key_file;
+  // Served instead of the pair above to clients whose SNI matches their names (SniCertKey),
+  // reloaded like it; a client matching none gets the pair above (or the self-signed one).
+  std::vector<SniCertKey> sni_cert_keys;
   std::string cert_dir = "apiserver.local.config/certificates";
   std::string tls_min_version = "VersionTLS12";  // VersionTLS12 | VersionTLS13
   std::vector<std::string> tls_cipher_suites;    // Go/IANA names; empty = forward-secret AEAD
@@ -71,8 +75,10 @@ struct ServingCertificateInfo {
 // Checks the TLS settings of `options` with the functions HttpsServer::start() uses, without
 // binding or writing a file: the TLS policy (tls_min_version, tls_cipher_suites), and, when
 // tls_cert_file is set, the certificate and key (loaded, matched, and made into the server
-// context of a first connection). Returns nullopt when start() would use a self-signed pair
-// from cert_dir. Throws std::invalid_argument for the policy, std::runtime_error for the pair.
+// context of a first connection), and so every pair of sni_cert_keys. Returns nullopt when
+// start() would use a self-signed pair from cert_dir. Throws std::invalid_argument for the
+// policy, std::runtime_error for a pair (an SNI pair's error names --tls-sni-cert-key and its
+// value).
 std::optional<ServingCertificateInfo> checkServingCertificate(const ServerOptions& options);
 
 // HTTPS/1.1 server on Boost.Beast with bounded header/body sizes, connection count, in-flight

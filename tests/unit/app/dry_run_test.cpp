@@ -157,6 +157,22 @@ TEST_F(DryRunTest, MissingOrMismatchedServingFilesFail) {
   EXPECT_TRUE(contains(outcome.err, "must be given together")) << outcome.err;
 }
 
+TEST_F(DryRunTest, SniPairsAreLoadedAndABadOneNamesTheFlagAndValue) {
+  std::vector<std::string> args = deploymentArgs();
+  args.push_back("--tls-sni-cert-key=" + cert_ + "," + key_ + ":metrics.example.com");
+  const Outcome good = dryRun(args);
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_TRUE(contains(good.out, "1 SNI certificate (--tls-sni-cert-key)")) << good.out;
+
+  const net::testing::TestPki other = net::testing::makeTestPki();
+  const std::string value = cert_ + "," + dir_.write("other.key", other.server_key);
+  args.push_back("--tls-sni-cert-key=" + value);
+  const Outcome bad = dryRun(args);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_TRUE(contains(bad.err, "--tls-sni-cert-key=\"" + value + "\": ")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "does not match")) << bad.err;
+}
+
 TEST_F(DryRunTest, CertificateOutsideItsValidityIsAWarning) {
   using namespace net::testing::pki_detail;
   const Key key = newKey();

@@ -75,6 +75,34 @@ TEST(FlagsTest, ErrorsNameTheFlag) {
   }
 }
 
+TEST(FlagsTest, TlsSniCertKeyIsRepeatableAndKeepsTheOrder) {
+  const auto options =
+      parse({"--config=c", "--tls-sni-cert-key=/tls/a.crt,/tls/a.key", "--tls-sni-cert-key",
+             "/tls/b.crt, /tls/b.key : B.example.com, *.example.com"});
+  const std::vector<server::SniCertKey> expected = {
+      {.cert_file = "/tls/a.crt", .key_file = "/tls/a.key", .names = {}},
+      {.cert_file = "/tls/b.crt",
+       .key_file = "/tls/b.key",
+       .names = {"b.example.com", "*.example.com"}},
+  };
+  EXPECT_EQ(options.server.sni_cert_keys, expected);
+  EXPECT_TRUE(parse({"--config=c"}).server.sni_cert_keys.empty());
+}
+
+TEST(FlagsTest, BadTlsSniCertKeyNamesTheFlagAndTheValue) {
+  for (const std::string value :
+       {"only.crt", "a.crt,", "a.crt,a.key:", "a.crt,a.key:x.com,,y.com", "a.crt,a.key,c.pem"}) {
+    try {
+      parse({"--config=c", "--tls-sni-cert-key=" + value});
+      ADD_FAILURE() << "accepted " << value;
+    } catch (const FlagError& error) {
+      EXPECT_NE(std::string(error.what()).find("--tls-sni-cert-key: \"" + value + "\": "),
+                std::string::npos)
+          << error.what();
+    }
+  }
+}
+
 TEST(FlagsTest, PrometheusMaxResponseBytesBoundsQueryAnswers) {
   EXPECT_EQ(parse({"--config=c"}).prometheus.max_response_bytes, std::size_t{16} << 20);
   EXPECT_EQ(parse({"--config=c", "--prometheus-max-response-bytes=1048576"})

@@ -80,6 +80,7 @@ struct ClientConfig {
   const CertificatePair* client_certificate = nullptr;
   std::string trusted_certificate_file;  // when set, the server must verify against it...
   std::string expected_ip;               // ...and match this IP address SAN
+  std::string server_name;               // sent as SNI when set
 };
 
 // A blocking HTTPS/1.1 client for tests. Every operation gives up after kTimeout, so a server

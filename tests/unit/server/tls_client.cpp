@@ -35,6 +35,9 @@ TlsClient::TlsClient(const ClientConfig& config) : context_(net::ssl::context::t
     context_.set_verify_mode(net::ssl::verify_none);
   }
   stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_context_, context_);
+  if (!config.server_name.empty()) {
+    SSL_set_tlsext_host_name(stream_->native_handle(), config.server_name.c_str());
+  }
 }
 
 beast::error_code TlsClient::connect(std::uint16_t port) {
