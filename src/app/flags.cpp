@@ -8,6 +8,7 @@
 #include <set>
 
 #include "metrics_adapter/server/sni_cert_key.h"
+#include "app/prometheus_auth.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -83,6 +84,17 @@ const std::map<std::string, Flag>& flagTable() {
       {"prometheus-token-file",
        {"bearer token file (trimmed, re-read when it changes)", false,
         [](AdapterOptions& o, const std::string& v) { o.prometheus.token_file = v; }}},
+      {"prometheus-auth-config",
+       {"kubeconfig whose current context's credentials and TLS settings are used for Prometheus "
+        "(its server URL is ignored); ignored when --prometheus-ca-file is set",
+        false, [](AdapterOptions& o, const std::string& v) { o.prometheus_auth_config = v; }}},
+      {"prometheus-auth-incluster",
+       {"use the pod's service-account token and CA for Prometheus (e.g. behind "
+        "kube-rbac-proxy); ignored when --prometheus-ca-file is set",
+        true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.prometheus_auth_incluster = parseBool("prometheus-auth-incluster", v);
+        }}},
       {"prometheus-ca-file",
        {"CA bundle trusted for Prometheus, added to the system roots", false,
         [](AdapterOptions& o, const std::string& v) { o.prometheus.ca_file = v; }}},
@@ -298,16 +310,6 @@ const std::map<std::string, Flag>& flagTable() {
   return kTable;
 }
 
-// Upstream flags that deployments pass and that later work will implement: refusing them is
-// safer than silently serving without, e.g., the authentication they ask for.
-const std::set<std::string>& plannedFlags() {
-  static const std::set<std::string> kPlanned = {
-      "prometheus-auth-config",
-      "prometheus-auth-incluster",
-  };
-  return kPlanned;
-}
-
 }  // namespace
 
 std::chrono::milliseconds parseGoDuration(std::string_view text) {
@@ -354,6 +356,19 @@ std::chrono::milliseconds parseGoDuration(std::string_view text) {
 
 namespace {
 
+// Turns --prometheus-auth-config/-incluster into credentials in options.prometheus, after all
+// flags are read (--prometheus-ca-file anywhere on the line overrules them).
+void applyPrometheusAuth(AdapterOptions& options) {
+  try {
+    applyPrometheusAuthFlags(options.prometheus_auth_config, options.prometheus_auth_incluster,
+                             options.prometheus);
+  } catch (const FlagError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw FlagError(e.what());
+  }
+}
+
 // The flags a tool reads with the server's definitions: every Prometheus client flag, and the
 // discovery look-back its series calls use.
 bool sharedWithTools(const std::string& name) {
@@ -383,11 +398,6 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
     if (auto eq = body.find('='); eq != std::string::npos) {
       name = body.substr(0, eq);
       value = body.substr(eq + 1);
-    }
-    if (plannedFlags().count(name)) {
-      throw FlagError("flag --" + name +
-                      " is not supported by this version of metrics-adapter yet; remove it "
-                      "(see docs/migrating-from-prometheus-adapter.md)");
     }
     const auto own_flag = own.find(name);
     const auto flag = flagTable().find(name);
@@ -439,7 +449,9 @@ std::vector<std::string> parseToolFlags(std::span<const std::string> args,
                                         const std::map<std::string, ToolFlag>& own,
                                         AdapterOptions& options,
                                         std::vector<std::string>* positional) {
-  return readFlags(args, true, own, options, positional);
+  std::vector<std::string> applied = readFlags(args, true, own, options, positional);
+  applyPrometheusAuth(options);
+  return applied;
 }
 
 std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own) {
@@ -457,6 +469,7 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
   const bool max_age_set =
       std::find(applied.begin(), applied.end(), "metrics-max-age") != applied.end();
   if (options.show_help || options.show_version) return options;
+  applyPrometheusAuth(options);
   if (options.config_file.empty()) {
     throw FlagError("no metrics discovery configuration file specified (use --config)");
   }

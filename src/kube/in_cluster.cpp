@@ -13,6 +13,11 @@ std::string environment(const char* name) {
 
 }  // namespace
 
+std::string serviceAccountDir() {
+  const std::string overridden = environment("METRICS_ADAPTER_SERVICE_ACCOUNT_DIR");
+  return overridden.empty() ? "/var/run/secrets/kubernetes.io/serviceaccount" : overridden;
+}
+
 std::optional<KubeClientOptions> inClusterOptions(const std::string& secrets_dir) {
   std::string host = environment("KUBERNETES_SERVICE_HOST");
   const std::string port = environment("KUBERNETES_SERVICE_PORT");

@@ -63,6 +63,11 @@ void validate(const KubeClientOptions& options) {
     throw std::invalid_argument(
         "insecure-skip-tls-verify cannot be combined with a CA certificate");
   }
+  if (!options.username.empty() || !options.password.empty()) {
+    throw std::invalid_argument(
+        "basic authentication (username/password) is not supported; use a token or client "
+        "certificate");
+  }
   if (hasControlCharacters(options.token)) {
     throw std::invalid_argument("the token holds characters a header cannot carry");
   }

@@ -103,12 +103,8 @@ class KubeconfigReader {
       const char* key;
       const char* what;
     } unsupported[] = {
-        {"exec", "exec credential plugins are"},
-        {"auth-provider", "auth-provider plugins are"},
-        {"username", "basic authentication (username/password) is"},
-        {"password", "basic authentication (username/password) is"},
-        {"as", "impersonation (as) is"},
-        {"as-groups", "impersonation (as-groups) is"},
+        {"exec", "exec credential plugins are"}, {"auth-provider", "auth-provider plugins are"},
+        {"as", "impersonation (as) is"},         {"as-groups", "impersonation (as-groups) is"},
         {"as-uid", "impersonation (as-uid) is"},
     };
     for (const auto& [key, what] : unsupported) {
@@ -122,6 +118,8 @@ class KubeconfigReader {
     options.client_key_data = data(user, "client-key-data", where);
     exclusive(options.client_key_file, options.client_key_data, "client-key", where);
     options.token = text(user, "token", where);
+    options.username = text(user, "username", where);
+    options.password = text(user, "password", where);
     options.token_file = file(user, "tokenFile", where);
   }
 

@@ -19,6 +19,7 @@
 #include "metrics_adapter/text/ascii.h"
 #include "prometheus/body_stream_buf.h"
 #include "prometheus/request_builder.h"
+#include "prometheus/request_headers.h"
 #include "prometheus/response_parsing.h"
 #include "prometheus/series_stream_parser.h"
 
@@ -36,16 +37,9 @@ constexpr std::size_t kMaxErrorBodyBytes = std::size_t{64} * 1024;
 // No label name or value comes near this; it only stops one endless JSON string.
 constexpr std::size_t kMaxSeriesTokenBytes = 4u << 20;
 
-bool isHeaderNameChar(unsigned char c) {
-  static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
-  return std::isalnum(c) != 0 || kSpecials.find(static_cast<char>(c)) != std::string_view::npos;
-}
-
 // Values are never quoted in messages: they are often credentials.
 void validateHeader(const std::string& name, const std::string& value) {
-  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
-        return isHeaderNameChar(static_cast<unsigned char>(c));
-      })) {
+  if (name.empty() || !std::all_of(name.begin(), name.end(), isHeaderTokenChar)) {
     throw std::invalid_argument("--prometheus-header: \"" + sanitizeLine(name, 64) +
                                 "\" is not a valid header name");
   }
@@ -53,6 +47,44 @@ void validateHeader(const std::string& name, const std::string& value) {
                   [](char c) { return c == '\r' || c == '\n' || c == '\0'; })) {
     throw std::invalid_argument("--prometheus-header: the value of " + name +
                                 " contains a line break or NUL");
+  }
+}
+
+// At most one source of the Authorization header; basic auth needs a user and one password.
+void validateCredentials(const PrometheusClientOptions& options) {
+  const bool basic = !options.basic_auth_username.empty() ||
+                     !options.basic_auth_password_file.empty() ||
+                     !options.basic_auth_password.empty();
+  if (basic && options.basic_auth_username.empty()) {
+    throw std::invalid_argument("basic_auth_username: not set, but a basic auth password is");
+  }
+  if (!options.basic_auth_password_file.empty() && !options.basic_auth_password.empty()) {
+    throw std::invalid_argument(
+        "basic_auth_password_file and an inline basic auth password are both set; use one");
+  }
+  if (basic && options.basic_auth_password_file.empty() && options.basic_auth_password.empty()) {
+    throw std::invalid_argument("basic_auth_username is set without basic_auth_password_file");
+  }
+  const bool bearer = !options.token_file.empty() || !options.bearer_token.empty();
+  if (basic && bearer) {
+    throw std::invalid_argument(
+        "basic auth (basic_auth_username) and a bearer token (--prometheus-token-file or a "
+        "kubeconfig token) both set the Authorization header; use one of them");
+  }
+  if (!options.token_file.empty() && !options.bearer_token.empty()) {
+    throw std::invalid_argument(
+        "--prometheus-token-file and a kubeconfig token are both set; use one of them");
+  }
+  if (options.bearer_token.find_first_of("\r\n") != std::string::npos ||
+      options.bearer_token.find('\0') != std::string::npos) {
+    throw std::invalid_argument("the bearer token holds a line break or NUL");
+  }
+  for (const auto& [name, value] : options.headers) {
+    if ((basic || bearer) && text::equalsIgnoringAsciiCase(name, "Authorization")) {
+      throw std::invalid_argument(std::string("--prometheus-header Authorization=... and ") +
+                                  (basic ? "basic auth" : "a bearer token") +
+                                  " both set the Authorization header; use one of them");
+    }
   }
 }
 
@@ -157,26 +189,30 @@ struct PrometheusClient::Impl {
     if (options.client_timeout.count() <= 0) {
       throw std::invalid_argument("the Prometheus client timeout must be positive");
     }
-    for (const auto& [name, value] : options.headers) {
-      validateHeader(name, value);
-      if (!options.token_file.empty() && text::equalsIgnoringAsciiCase(name, "Authorization")) {
-        throw std::invalid_argument(
-            "--prometheus-header Authorization=... and --prometheus-token-file both set the "
-            "Authorization header; use one of them");
-      }
-    }
+    for (const auto& [name, value] : options.headers) validateHeader(name, value);
+    validateCredentials(options);
+    wire_headers = wireHeaders(options.headers);
     if (!options.token_file.empty()) {
       token = std::make_unique<net::BearerTokenFile>(
           options.token_file, options.token_recheck_interval, "--prometheus-token-file");
+    }
+    if (!options.basic_auth_password_file.empty()) {
+      basic_password = std::make_unique<net::BearerTokenFile>(options.basic_auth_password_file,
+                                                              options.token_recheck_interval,
+                                                              "basic_auth_password_file");
     }
     net::HttpClientSettings client;
     client.origin = base.origin;
     // cpprestsdk's timeout restarts with every network read; the per-call deadline is enforced
     // by HttpCall, this only bounds abandoned exchanges.
     client.timeout = options.client_timeout;
-    client.tls.ca = {options.ca_file, "", "--prometheus-ca-file"};
-    client.tls.client_cert = {options.client_cert_file, "", "--prometheus-client-tls-cert-file"};
-    client.tls.client_key = {options.client_key_file, "", "--prometheus-client-tls-key-file"};
+    client.tls.ca = {options.ca_file, options.ca_data, "--prometheus-ca-file"};
+    client.tls.client_cert = {options.client_cert_file, options.client_cert_data,
+                              "--prometheus-client-tls-cert-file"};
+    client.tls.client_key = {options.client_key_file, options.client_key_data,
+                             "--prometheus-client-tls-key-file"};
+    client.tls.ca_replaces_system_roots = options.ca_replaces_system_roots;
+    client.verify_server = !options.insecure_skip_tls_verify;
     net::validateTlsSettings(client.tls);
     http = net::makeHttpClient(client);
     port = base.port != 0 ? std::to_string(base.port) : (base.scheme == "https" ? "443" : "80");
@@ -209,15 +245,40 @@ struct PrometheusClient::Impl {
     std::sort(token_secrets.begin(), token_secrets.end(), longest_first);
   }
 
+  // The Authorization header value of the configured credential; "" for none.
+  std::string authorization() const {
+    if (token) return "Bearer " + token->current();
+    if (!options.bearer_token.empty()) return "Bearer " + options.bearer_token;
+    if (basic_password) {
+      return basicAuthorization(options.basic_auth_username, basic_password->current());
+    }
+    if (!options.basic_auth_username.empty()) {
+      return basicAuthorization(options.basic_auth_username, options.basic_auth_password);
+    }
+    return "";
+  }
+
+  // The credentials as they stand now (tokens and passwords rotate).
+  std::vector<std::string> currentSecrets() const {
+    std::vector<std::string> secrets;
+    if (token) secrets.push_back(token->current());
+    secrets.push_back(options.bearer_token);
+    secrets.push_back(options.basic_auth_password);
+    if (basic_password) secrets.push_back(basic_password->current());
+    if (const std::string value = authorization(); value.starts_with("Basic ")) {
+      secrets.push_back(value.substr(6));
+    }
+    return secrets;
+  }
+
   // `message` as a client may see it.
   std::string redact(std::string message) const {
     for (const auto& secret : plain_secrets) {
       message = replaceAll(std::move(message), secret, false);
     }
-    if (token) {
-      const std::string bearer = token->current();
-      if (bearer.size() >= kMinRedactedValueBytes) {
-        message = replaceAll(std::move(message), bearer, false);
+    for (const auto& secret : currentSecrets()) {
+      if (secret.size() >= kMinRedactedValueBytes) {
+        message = replaceAll(std::move(message), secret, false);
       }
     }
     for (const auto& secret : token_secrets) message = replaceAll(std::move(message), secret, true);
@@ -241,7 +302,7 @@ struct PrometheusClient::Impl {
                                                              : web::http::methods::GET);
     request.set_request_uri(web::uri(spec.target));
     auto& headers = request.headers();
-    for (const auto& [name, value] : options.headers) headers.add(name, value);
+    for (const auto& [name, value] : wire_headers) headers.add(name, value);
     // Defaults only: a user's own Accept or User-Agent replaces them rather than being merged.
     if (!headers.has(web::http::header_names::accept)) {
       headers.add(web::http::header_names::accept, "application/json");
@@ -249,7 +310,9 @@ struct PrometheusClient::Impl {
     if (!headers.has(web::http::header_names::user_agent)) {
       headers.add(web::http::header_names::user_agent, "metrics-adapter");
     }
-    if (token) headers.add(web::http::header_names::authorization, "Bearer " + token->current());
+    if (const std::string value = authorization(); !value.empty()) {
+      headers.add(web::http::header_names::authorization, value);
+    }
     if (spec.verb == Verb::kPost) {
       // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
       // uint8_t one, which UBSan rightly reports.
@@ -309,7 +372,9 @@ struct PrometheusClient::Impl {
   BaseUrl base;
   Verb verb = Verb::kGet;
   std::string port;
+  HeaderList wire_headers;  // options.headers as wireHeaders() groups them
   std::unique_ptr<net::BearerTokenFile> token;
+  std::unique_ptr<net::BearerTokenFile> basic_password;  // basic_auth_password_file
   std::unique_ptr<web::http::client::http_client> http;
   const std::shared_ptr<net::CallCanceller> canceller = std::make_shared<net::CallCanceller>();
   std::shared_ptr<telemetry::SelfMetrics> self_metrics;

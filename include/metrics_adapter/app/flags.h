@@ -44,6 +44,10 @@ enum class LogFormat { kText, kJson };
 struct AdapterOptions {
   std::string config_file;
   prometheus::PrometheusClientOptions prometheus;
+  // --prometheus-auth-config and --prometheus-auth-incluster. parseFlags and parseToolFlags have
+  // already put their credentials into `prometheus` (app/prometheus_auth.h); kept for messages.
+  std::string prometheus_auth_config;
+  bool prometheus_auth_incluster = false;
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
   // --metrics-cache-ttl: how long one Prometheus answer serves identical queries; 0 = only
   // queries in flight together (or for the same millisecond) share one.
@@ -81,6 +85,8 @@ class FlagError : public std::invalid_argument {
 
 // Parses prometheus-adapter-compatible flags (`--name=value`, `--name value`, `-name=value`).
 // Unknown flags, and upstream flags not implemented yet, are FlagErrors, never ignored.
+// --prometheus-auth-config/-incluster are applied here (their files are read), so a bad
+// kubeconfig or service-account token is a FlagError naming the flag.
 AdapterOptions parseFlags(std::span<const std::string> args);
 
 // A flag of one tool only (e.g. explain's --metric), read with the server's syntax.
@@ -92,11 +98,11 @@ struct ToolFlag {
 
 // Reads a tool's words (check-config, explain) with the server's syntax and the server's own
 // definitions of the flags they share: every Prometheus client flag (--prometheus-url, -verb,
-// -header, -token-file, -ca-file, -client-tls-cert-file, -client-tls-key-file, -timeout,
-// -max-response-bytes) and --metrics-max-age. Those land in `options` exactly as parseFlags puts
-// them (options.prometheus, options.query_timeout, options.relist.max_age); `own` are the tool's
-// flags; positional words are appended to `positional`, or are an error when it is null.
-// Unknown and server-only flags, and the Prometheus flags not implemented yet, are FlagErrors.
+// -header, -token-file, -ca-file, -client-tls-cert-file, -client-tls-key-file, -auth-config,
+// -auth-incluster, -timeout, -max-response-bytes) and --metrics-max-age. Those land in `options`
+// exactly as parseFlags puts them (options.prometheus, options.query_timeout,
+// options.relist.max_age); `own` are the tool's flags; positional words are appended to
+// `positional`, or are an error when it is null. Unknown and server-only flags are FlagErrors.
 // Returns the names of the flags read, in order.
 std::vector<std::string> parseToolFlags(std::span<const std::string> args,
                                         const std::map<std::string, ToolFlag>& own,

@@ -101,6 +101,10 @@ struct KubeClientOptions {
   std::string client_key_data;   // PEM
   std::string token;             // static bearer token
   std::string token_file;        // re-read when it changes (projected service-account tokens)
+  // Basic authentication (kubeconfig user.username/password): read for --prometheus-auth-config;
+  // KubeClient refuses them, as Kubernetes itself no longer accepts basic authentication.
+  std::string username;
+  std::string password;
   bool insecure_skip_tls_verify = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // cap on every call
   std::string source;  // "in-cluster" or the kubeconfig path, for logs and errors
@@ -115,17 +119,21 @@ struct KubeClientOptions {
 // the file and the field.
 KubeClientOptions loadKubeconfig(const std::string& path);
 
+// Where the pod's service-account token and CA are mounted: the environment variable
+// METRICS_ADAPTER_SERVICE_ACCOUNT_DIR when set (for tests, which have no pod), else
+// /var/run/secrets/kubernetes.io/serviceaccount.
+std::string serviceAccountDir();
+
 // The in-cluster configuration (KUBERNETES_SERVICE_HOST/PORT, the service-account token file
-// and CA under /var/run/secrets/kubernetes.io/serviceaccount), or nullopt outside a cluster.
-// `secrets_dir` exists for tests.
+// and CA under `secrets_dir`), or nullopt outside a cluster.
 std::optional<KubeClientOptions> inClusterOptions(
-    const std::string& secrets_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+    const std::string& secrets_dir = serviceAccountDir());
 
 // cpprestsdk-based client. Validates options in the constructor (unreadable files, bad PEM,
-// bad server URL -> std::invalid_argument). A CA (file or data) is the only trust for the server
-// when given, the system's roots otherwise; token_file wins over token. Calls block the calling
-// thread until the answer or the deadline: the call's timeout capped by options.timeout (a
-// timeout <= 0 means options.timeout). Redirects are not followed.
+// bad server URL, basic authentication -> std::invalid_argument). A CA (file or data) is the only
+// trust for the server when given, the system's roots otherwise; token_file wins over token. Calls
+// block the calling thread until the answer or the deadline: the call's timeout capped by
+// options.timeout (a timeout <= 0 means options.timeout). Redirects are not followed.
 class KubeClient : public KubeApi {
  public:
   explicit KubeClient(KubeClientOptions options);

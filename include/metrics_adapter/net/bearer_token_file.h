@@ -10,7 +10,7 @@
 namespace metrics_adapter::net {
 
 // A bearer token kept in a file, e.g. a projected service-account token that the kubelet
-// rotates. Thread-safe.
+// rotates; also serves for other one-line secrets such as a basic auth password. Thread-safe.
 class BearerTokenFile {
  public:
   // Reads the file now. Throws std::invalid_argument starting with `setting` (the flag or field

@@ -20,13 +20,29 @@ struct PrometheusClientOptions {
   std::string url = "https://localhost";  // --prometheus-url; its path is kept as a prefix and
                                           // its query parameters are kept on every call
   std::string verb = "GET";               // --prometheus-verb: GET or POST
-  std::vector<std::pair<std::string, std::string>> headers;  // --prometheus-header name=value
-  std::string token_file;           // --prometheus-token-file: trimmed, re-read when it changes
-  std::string ca_file;              // --prometheus-ca-file: added to the system roots
-  std::string client_cert_file;     // --prometheus-client-tls-cert-file
-  std::string client_key_file;      // --prometheus-client-tls-key-file
-  std::string basic_auth_username;  // backends[].basicAuth.username
-  std::string basic_auth_password_file;             // backends[].basicAuth.passwordFile
+  // --prometheus-header name=value, sent as Go sends them: names canonicalised ("x-scope-orgid"
+  // -> "X-Scope-Orgid"), a repeated name as repeated lines in order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string token_file;        // --prometheus-token-file: trimmed, re-read when it changes
+  std::string ca_file;           // --prometheus-ca-file: added to the system roots
+  std::string client_cert_file;  // --prometheus-client-tls-cert-file
+  std::string client_key_file;   // --prometheus-client-tls-key-file
+  // HTTP basic authentication. The password file is read like token_file (whitespace around it
+  // trimmed, re-read when it changes); basic_auth_password is the inline form a kubeconfig
+  // carries (--prometheus-auth-config). At most one credential: basic auth, token_file or
+  // bearer_token, and no Authorization header beside it.
+  std::string basic_auth_username;
+  std::string basic_auth_password_file;
+  std::string basic_auth_password;
+  // The rest are set by --prometheus-auth-config and --prometheus-auth-incluster (app module),
+  // which also fill token_file, ca_file and the client certificate files.
+  std::string bearer_token;      // a static token (kubeconfig user.token)
+  std::string ca_data;           // PEM, instead of ca_file
+  std::string client_cert_data;  // PEM, instead of client_cert_file
+  std::string client_key_data;   // PEM, instead of client_key_file
+  // client-go's rule: a kubeconfig's or the service account's CA is the only trust.
+  bool ca_replaces_system_roots = false;
+  bool insecure_skip_tls_verify = false;            // accept any server certificate
   std::chrono::milliseconds client_timeout{30000};  // hard client-side cap on any call
   std::size_t post_threshold_bytes = 2048;          // GET queries longer than this go by POST
   // --prometheus-max-response-bytes: larger /api/v1/query and /api/v1/query_range answers fail

@@ -7,6 +7,9 @@
 
 #include "app/check_config.h"
 #include "app/explain.h"
+#include "unit/net/scoped_env.h"
+#include "unit/net/test_certificates.h"
+#include "unit/net/test_support.h"
 
 namespace metrics_adapter::app {
 namespace {
@@ -58,7 +61,10 @@ TEST(FlagsTest, ErrorsNameTheFlag) {
       {{"--config=c", "--metrics-relist-interval=soon"}, "invalid duration \"soon\""},
       {{"--config=c", "--metrics-relist-interval=10m", "--metrics-max-age=1m"},
        "--metrics-max-age"},
-      {{"--config=c", "--prometheus-auth-incluster"}, "--prometheus-auth-incluster"},
+      {{"--config=c", "--prometheus-auth-incluster", "--prometheus-auth-config=/k"},
+       "--prometheus-auth-config and --prometheus-auth-incluster cannot be used together"},
+      {{"--config=c", "--prometheus-auth-config=/nonexistent/kubeconfig"},
+       "--prometheus-auth-config: kubeconfig /nonexistent/kubeconfig: cannot read it"},
       {{"--config=c", "--authentication-mode=open"}, "--authentication-mode"},
       {{"--config=c", "--logtostderr=maybe"}, "--logtostderr"},
       {{"--config"}, "needs an argument: --config"},
@@ -161,9 +167,32 @@ TEST(FlagsTest, LogFormatIsTextOrJson) {
   }
 }
 
+// Files the credential flags read: a kubeconfig with a token, and a service-account directory
+// (METRICS_ADAPTER_SERVICE_ACCOUNT_DIR points there while a test needs it).
+struct CredentialFiles {
+  CredentialFiles() {
+    kubeconfig = dir.write("kubeconfig",
+                           "current-context: c\n"
+                           "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                           "clusters: [{name: k, cluster: {server: 'https://ignored:6443'}}]\n"
+                           "users: [{name: u, user: {token: kubeconfig-token}}]\n");
+    dir.write("token", "service-account-token\n");
+    dir.write("ca.crt", net::testing::makeTestPki().ca_cert);
+  }
+  net::testing::TempDir dir;
+  std::string kubeconfig;
+};
+
+const CredentialFiles& credentialFiles() {
+  static const CredentialFiles kFiles;
+  return kFiles;
+}
+
 // Every Prometheus client flag, with a value unlike its default.
 const std::map<std::string, std::string>& prometheusFlagValues() {
   static const std::map<std::string, std::string> kValues = {
+      {"prometheus-auth-config", credentialFiles().kubeconfig},
+      {"prometheus-auth-incluster", "true"},
       {"prometheus-url", "https://prometheus.monitoring.svc:9090/sub?x=1"},
       {"prometheus-verb", "POST"},
       {"prometheus-header", "X-Scope-OrgID=team-a"},
@@ -211,16 +240,22 @@ std::vector<std::pair<std::string, ToolParse>> tools() {
 
 TEST(ToolFlagsTest, EveryPrometheusClientFlagOfTheServerLandsInTheSameOptionsInEachTool) {
   const std::set<std::string> server_flags = serverPrometheusFlags();
-  ASSERT_GE(server_flags.size(), 9u);  // url, verb, header, token, CA, cert, key, timeout, bytes
+  ASSERT_GE(server_flags.size(), 11u);  // url, verb, header, token, CA, cert, key, timeout, bytes,
+                                        // auth-config, auth-incluster
   for (const auto& flag : server_flags) {
     ASSERT_TRUE(prometheusFlagValues().count(flag)) << "no test value for --" << flag;
   }
+  const net::testing::ScopedEnv service_account("METRICS_ADAPTER_SERVICE_ACCOUNT_DIR",
+                                                credentialFiles().dir.path().c_str());
   const AdapterOptions defaults;
   for (const auto& [flag, value] : prometheusFlagValues()) {
     ASSERT_TRUE(server_flags.count(flag)) << "--" << flag << " is not a server flag";
+    // A switch takes no separate value word.
+    const std::vector<std::string> second_form = flag == "prometheus-auth-incluster"
+                                                     ? std::vector<std::string>{"-" + flag}
+                                                     : std::vector<std::string>{"-" + flag, value};
     for (const std::vector<std::string>& words :
-         {std::vector<std::string>{"--" + flag + "=" + value},
-          std::vector<std::string>{"-" + flag, value}}) {
+         {std::vector<std::string>{"--" + flag + "=" + value}, second_form}) {
       std::vector<std::string> server_args = {"--config=c"};
       server_args.insert(server_args.end(), words.begin(), words.end());
       if (flag != "prometheus-url") server_args.push_back("--prometheus-url=http://p:9090");
@@ -267,8 +302,8 @@ TEST(ToolFlagsTest, ToolsRefuseWhatTheServerRefusesWithTheSameMessage) {
       {"--prometheus-timeout=soon"},
       {"--prometheus-max-response-bytes=10"},
       {"--prometheus-header==x"},
-      {"--prometheus-auth-config=/auth.yaml"},  // not implemented yet: refused everywhere
-      {"--prometheus-auth-incluster"},
+      {"--prometheus-auth-config=/nonexistent/auth.yaml"},
+      {"--prometheus-auth-config=/auth.yaml", "--prometheus-auth-incluster"},
       {"--prometheus-ca-file"},  // no value
   };
   for (const auto& words : refused) {
@@ -308,7 +343,9 @@ TEST(ToolFlagsTest, ServerOnlyFlagsAreUnknownToTools) {
 TEST(ToolFlagsTest, ToolUsageListsTheSharedFlags) {
   const std::string text = toolFlagsUsage({});
   for (const auto& flag : serverPrometheusFlags()) {
-    EXPECT_NE(text.find("--" + flag + "="), std::string::npos) << flag;
+    EXPECT_TRUE(text.find("--" + flag + "=") != std::string::npos ||
+                text.find("--" + flag + " ") != std::string::npos)
+        << flag;
   }
   EXPECT_EQ(text.find("--secure-port"), std::string::npos);
 }

@@ -446,6 +446,10 @@ TEST_F(KubeClientTest, UnusableOptionsAreRejectedAtConstruction) {
        })},
       {"missing token file", with([&](KubeClientOptions& o) { o.token_file = missing; })},
       {"token with a line break", with([](KubeClientOptions& o) { o.token = "a\r\nX-Evil: 1"; })},
+      {"basic authentication", with([](KubeClientOptions& o) {
+         o.username = "admin";
+         o.password = "secret";
+       })},
   };
   for (const auto& c : cases) {
     try {

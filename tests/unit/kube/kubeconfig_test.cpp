@@ -108,6 +108,12 @@ TEST_F(KubeconfigTest, ReadsEveryCredentialField) {
          o.token = "abc.def";
          o.insecure_skip_tls_verify = true;
        })},
+      {"basic auth is read (--prometheus-auth-config uses it; KubeClient refuses it)",
+       "server: https://10.0.0.1:6443\n", "username: admin\npassword: 's3cret:x'\n",
+       expect([](KubeClientOptions& o) {
+         o.username = "admin";
+         o.password = "s3cret:x";
+       })},
       {"an empty user authenticates with nothing", "server: https://10.0.0.1:6443\n", "{}\n",
        expect([](KubeClientOptions&) {})},
   };
@@ -123,6 +129,8 @@ TEST_F(KubeconfigTest, ReadsEveryCredentialField) {
     EXPECT_EQ(got.client_key_data, want.client_key_data) << c.label;
     EXPECT_EQ(got.token, want.token) << c.label;
     EXPECT_EQ(got.token_file, want.token_file) << c.label;
+    EXPECT_EQ(got.username, want.username) << c.label;
+    EXPECT_EQ(got.password, want.password) << c.label;
     EXPECT_EQ(got.insecure_skip_tls_verify, want.insecure_skip_tls_verify) << c.label;
   }
 }
@@ -173,8 +181,6 @@ TEST_F(KubeconfigTest, ErrorsNameTheFileAndTheField) {
        "user \"u\": exec credential plugins are not supported" + use},
       {kubeconfig(server, "auth-provider:\n  name: oidc\n"),
        "user \"u\": auth-provider plugins are not supported" + use},
-      {kubeconfig(server, "username: admin\npassword: secret\n"),
-       "user \"u\": basic authentication (username/password) is not supported" + use},
       {kubeconfig(server, "token: t\nas: someone-else\n"),
        "user \"u\": impersonation (as) is not supported" + use},
       {"- just\n- a list\n", "not a kubeconfig (expected a mapping at the top)"},
@@ -224,6 +230,15 @@ TEST(InClusterOptionsTest, BuiltFromTheServiceEnvironmentAndTheSecretsDirectory)
     EXPECT_EQ(options->token, "");
     EXPECT_EQ(options->source, "in-cluster");
   }
+}
+
+TEST(ServiceAccountDirTest, TheEnvironmentOverridesTheMountPath) {
+  {
+    const ScopedEnv unset("METRICS_ADAPTER_SERVICE_ACCOUNT_DIR", nullptr);
+    EXPECT_EQ(serviceAccountDir(), "/var/run/secrets/kubernetes.io/serviceaccount");
+  }
+  const ScopedEnv set("METRICS_ADAPTER_SERVICE_ACCOUNT_DIR", "/tmp/sa");
+  EXPECT_EQ(serviceAccountDir(), "/tmp/sa");
 }
 
 }  // namespace

@@ -31,7 +31,9 @@ struct RecordedRequest {
   std::string target;  // path?query exactly as sent
   std::string body;
   std::map<std::string, std::string> headers;  // names in lower case
-  std::string client_certificate_subject;      // "/CN=..." over TLS when one was presented
+  // Every header line as it came, names as sent, repeated names as separate lines, in order.
+  std::vector<std::pair<std::string, std::string>> header_lines;
+  std::string client_certificate_subject;  // "/CN=..." over TLS when one was presented
 
   std::string header(const std::string& lower_case_name) const {
     const auto it = headers.find(lower_case_name);
@@ -172,6 +174,7 @@ class FakeHttpServer {
     request.body = message.body();
     request.client_certificate_subject = std::move(client_subject);
     for (const auto& field : message) {
+      request.header_lines.emplace_back(field.name_string(), field.value());
       std::string name(field.name_string());
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       request.headers[name] = std::string(field.value());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "metrics_adapter/telemetry/self_metrics.h"
+#include "metrics_adapter/text/ascii.h"
+#include "prometheus/request_headers.h"
 #include "unit/prometheus/fake_prometheus.h"
 
 namespace metrics_adapter::prometheus {
@@ -375,6 +378,126 @@ TEST(PrometheusClientAuthTest, SendsExtraHeadersAndTheCurrentBearerToken) {
   EXPECT_EQ(requests[1].header("authorization"), "Bearer tok-2");
 }
 
+TEST(PrometheusClientHeadersTest, RepeatedHeadersGoAsSeparateCanonicalLinesInOrder) {
+  FakePrometheus fake(always(json(kEmptyVector)));
+  PrometheusClientOptions options = optionsFor(fake);
+  options.headers = {
+      {"x-scope-orgid", "tenant-a"}, {"thanos-tenant", "t"}, {"X-SCOPE-ORGID", "tenant-b"}};
+  PrometheusClient client(options);
+  client.query("up", kAt, kGenerous);
+
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  std::vector<std::pair<std::string, std::string>> sent;
+  for (const auto& [name, value] : requests[0].header_lines) {
+    if (name == "X-Scope-Orgid" || name == "Thanos-Tenant") sent.emplace_back(name, value);
+  }
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"Thanos-Tenant", "t"}, {"X-Scope-Orgid", "tenant-a"}, {"X-Scope-Orgid", "tenant-b"}};
+  EXPECT_EQ(sent, expected);
+  // No other spelling of the tenant header went out.
+  const auto tenant_lines = std::count_if(
+      requests[0].header_lines.begin(), requests[0].header_lines.end(),
+      [](const auto& line) { return text::equalsIgnoringAsciiCase(line.first, "x-scope-orgid"); });
+  EXPECT_EQ(tenant_lines, 2);
+}
+
+TEST(PrometheusClientAuthTest, BasicAuthFromAPasswordFileFollowsItsChanges) {
+  TokenDirectory passwords;
+  passwords.write("pa:ss-1\n");
+  FakePrometheus fake(always(json(kEmptyVector)));
+  PrometheusClientOptions options = optionsFor(fake);
+  options.basic_auth_username = "adapter";
+  options.basic_auth_password_file = passwords.path();
+  options.token_recheck_interval = milliseconds(0);
+  PrometheusClient client(options);
+  client.query("up", kAt, kGenerous);
+  passwords.write("pa:ss-2");
+  client.query("up", kAt, kGenerous);
+
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].header("authorization"), basicAuthorization("adapter", "pa:ss-1"));
+  EXPECT_EQ(requests[1].header("authorization"), basicAuthorization("adapter", "pa:ss-2"));
+  EXPECT_EQ(requests[1].header("authorization"), "Basic YWRhcHRlcjpwYTpzcy0y");
+}
+
+TEST(PrometheusClientAuthTest, InlineCredentialsFromAKubeconfig) {
+  FakePrometheus fake(always(json(kEmptyVector)));
+  PrometheusClientOptions bearer = optionsFor(fake);
+  bearer.bearer_token = "inline-token";
+  PrometheusClient(bearer).query("up", kAt, kGenerous);
+  PrometheusClientOptions basic = optionsFor(fake);
+  basic.basic_auth_username = "u";
+  basic.basic_auth_password = "p";
+  PrometheusClient(basic).query("up", kAt, kGenerous);
+
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].header("authorization"), "Bearer inline-token");
+  EXPECT_EQ(requests[1].header("authorization"), "Basic dTpw");
+}
+
+TEST(PrometheusClientAuthTest, ConflictingCredentialsAreRefusedNamingTheField) {
+  FakePrometheus fake(always(json(kEmptyVector)));
+  TokenDirectory tokens;
+  tokens.write("secret\n");
+  struct Case {
+    std::function<void(PrometheusClientOptions&)> change;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {[&](auto& o) {
+         o.basic_auth_username = "u";
+         o.basic_auth_password_file = tokens.path();
+         o.token_file = tokens.path();
+       },
+       "basic auth (basic_auth_username) and a bearer token"},
+      {[&](auto& o) {
+         o.basic_auth_username = "u";
+         o.basic_auth_password = "p";
+         o.bearer_token = "t";
+       },
+       "basic auth (basic_auth_username) and a bearer token"},
+      {[&](auto& o) {
+         o.basic_auth_username = "u";
+         o.basic_auth_password_file = tokens.path();
+         o.headers = {{"authorization", "Bearer x"}};
+       },
+       "--prometheus-header Authorization=... and basic auth"},
+      {[&](auto& o) {
+         o.bearer_token = "t";
+         o.headers = {{"Authorization", "Bearer x"}};
+       },
+       "--prometheus-header Authorization=... and a bearer token"},
+      {[&](auto& o) {
+         o.token_file = tokens.path();
+         o.bearer_token = "t";
+       },
+       "--prometheus-token-file and a kubeconfig token"},
+      {[](auto& o) { o.basic_auth_username = "u"; },
+       "basic_auth_username is set without basic_auth_password_file"},
+      {[&](auto& o) { o.basic_auth_password_file = tokens.path(); },
+       "basic_auth_username: not set"},
+      {[](auto& o) {
+         o.basic_auth_username = "u";
+         o.basic_auth_password_file = "/nonexistent/password";
+       },
+       "basic_auth_password_file: cannot read /nonexistent/password"},
+      {[](auto& o) { o.bearer_token = "a\r\nX-Evil: 1"; }, "line break"},
+  };
+  for (const auto& c : cases) {
+    PrometheusClientOptions options = optionsFor(fake);
+    c.change(options);
+    try {
+      PrometheusClient client(options);
+      ADD_FAILURE() << "accepted, expected " << c.expected;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(PrometheusClientOptionsTest, InvalidOptionsNameTheirFlag) {
   FakePrometheus fake(always(json(kEmptyVector)));
   struct Case {
@@ -562,6 +685,20 @@ TEST(PrometheusClientErrorTest, ClientMessagesNameNoAddressOrCredential) {
       }
     }
   }
+}
+
+TEST(PrometheusClientErrorTest, ClientMessagesNameNoBasicAuthCredential) {
+  const std::string password = "pw-s3cr3t-4711";
+  const std::string encoded = basicAuthorization("adapter", password).substr(6);
+  FakePrometheus fake(always(json("proxy saw " + password + " in Basic " + encoded, 401)));
+  PrometheusClientOptions options = optionsFor(fake);
+  options.basic_auth_username = "adapter";
+  options.basic_auth_password = password;
+  PrometheusClient client(options);
+  const std::string message = errorOf([&] { client.query("up", kAt, kGenerous); }).what();
+  EXPECT_EQ(message.find("s3cr3t"), std::string::npos) << message;
+  EXPECT_EQ(message.find(encoded), std::string::npos) << message;
+  EXPECT_NE(message.find("proxy saw [redacted] in Basic [redacted]"), std::string::npos) << message;
 }
 
 TEST(PrometheusClientTimeoutTest, HungServerCannotHoldACallPastItsDeadline) {

@@ -196,6 +196,25 @@ TEST_F(PrometheusClientTlsTest, ClientCertificateIsPresentedWhenConfigured) {
   EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
 }
 
+TEST_F(PrometheusClientTlsTest, InlinePemDataServesAsCaAndClientCertificate) {
+  TlsFakePrometheus server(*identity_, /*require_client_certificate=*/true);
+  PrometheusClientOptions options = optionsFor(server);
+  options.ca_data = identity_->cert_pem;
+  options.ca_replaces_system_roots = true;
+  options.client_cert_data = identity_->cert_pem;
+  options.client_key_data = identity_->key_pem;
+  PrometheusClient client(options);
+  EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
+}
+
+TEST_F(PrometheusClientTlsTest, InsecureSkipTlsVerifyAcceptsAnUntrustedServer) {
+  TlsFakePrometheus server(*identity_, false);
+  PrometheusClientOptions options = optionsFor(server);
+  options.insecure_skip_tls_verify = true;
+  PrometheusClient client(options);
+  EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
+}
+
 TEST_F(PrometheusClientTlsTest, MismatchedOrUnreadableFilesAreRejectedAtStartup) {
   PrometheusClientOptions options;
   options.url = "https://127.0.0.1:1";
