@@ -5,7 +5,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <set>
 
 #include "metrics_adapter/server/sni_cert_key.h"
 #include "app/prometheus_auth.h"

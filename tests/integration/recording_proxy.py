@@ -41,6 +41,7 @@ class RecordingProxy:
         self.target = urllib.parse.urlsplit(target_url)
         self.lock = threading.Lock()
         self.recorded = []
+        self.down = False  # after stop(): kept-alive connections are dropped, not served
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.scheme = "http"
@@ -58,6 +59,9 @@ class RecordingProxy:
         self.thread.start()
 
     def stop(self):
+        """No more answers: new connections are refused and open ones are closed unanswered,
+        as when the target's host goes away."""
+        self.down = True
         self.server.shutdown()
         self.server.server_close()
 
@@ -96,6 +100,9 @@ class RecordingProxy:
             protocol_version = "HTTP/1.1"
 
             def _relay(self):
+                if proxy.down:
+                    self.close_connection = True
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 header_lines = list(self.headers.raw_items())
