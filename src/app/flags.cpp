@@ -6,8 +6,8 @@
 #include <functional>
 #include <map>
 
-#include "metrics_adapter/server/sni_cert_key.h"
 #include "app/prometheus_auth.h"
+#include "metrics_adapter/server/sni_cert_key.h"
 
 namespace metrics_adapter::app {
 namespace {
