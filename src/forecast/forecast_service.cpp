@@ -178,7 +178,7 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
     const prometheus::Backend* backend = backends ? backends->find(rule.backend) : nullptr;
     if (!backend) {
       throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
-                                        "backend \"" + rule.backend + "\" is not configured");
+                                        "not configured");
     }
     // History reads are background work of their own size: options_.query_timeout, not the
     // backend's request deadline.

@@ -203,5 +203,31 @@ TEST(GridTimeTest, IsAMultipleOfTheStepAtOrBeforeNow) {
             Clock::time_point(seconds(120)));
 }
 
+// A rule reads its history from the backend it names; a name the set lacks fails that rule only.
+TEST(ForecastServiceBackendTest, EachRuleReadsTheBackendItNames) {
+  auto fallback = std::make_shared<testing::FakePrometheus>();
+  auto thanos = std::make_shared<testing::FakePrometheus>();
+  thanos->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  auto default_backend = std::make_shared<prometheus::Backend>(testing::asBackend(fallback));
+  auto thanos_backend = std::make_shared<prometheus::Backend>(testing::asBackend(thanos));
+  thanos_backend->name = "thanos";
+  auto backends = std::make_shared<const prometheus::BackendSet>(
+      std::vector<std::shared_ptr<const prometheus::Backend>>{default_backend, thanos_backend});
+  ForecastService service([backends] { return backends; }, ForecastServiceOptions{});
+
+  config::ForecastRule on_thanos = waveRule();
+  on_thanos.backend = "thanos";
+  config::ForecastRule nowhere = waveRule();
+  nowhere.name = "orphan_forecast";
+  nowhere.backend = "mimir";
+  service.refresh({on_thanos, nowhere}, kNow);
+
+  EXPECT_FALSE(thanos->range_calls.empty());
+  EXPECT_TRUE(fallback->range_calls.empty());
+  EXPECT_TRUE(service.forecasts("demand_forecast"));
+  EXPECT_FALSE(service.forecasts("orphan_forecast"));
+  EXPECT_EQ(service.status("orphan_forecast").last_error, "backend \"mimir\": not configured");
+}
+
 }  // namespace
 }  // namespace metrics_adapter::forecast
