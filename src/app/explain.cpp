@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "app/backend_pool.h"
 #include "app/check_config.h"
 #include "app/explain_forecast.h"
 #include "app/explain_resource.h"
