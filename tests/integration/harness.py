@@ -397,6 +397,10 @@ class FakeKube:
     def watch_calls(self, path):
         return self._call("GET", "/_control/stats")["watches"].get(path, 0)
 
+    def watch_stats(self):
+        """{path: WATCHes answered} over every path."""
+        return self._call("GET", "/_control/stats")["watches"]
+
     def watch_versions(self, path):
         """The resourceVersion each watch of `path` asked for, in order."""
         return self._call("GET", "/_control/stats")["watch_versions"].get(path, [])

@@ -98,6 +98,9 @@ class RecordingProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The header block and the body are written separately: with Nagle's algorithm the
+            # body waits for the client's delayed ACK of the headers, 40 ms on every call.
+            disable_nagle_algorithm = True
 
             def _relay(self):
                 if proxy.down:
