@@ -25,7 +25,6 @@
 #include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
-#include "metrics_adapter/net/http_client_factory.h"
 #include "metrics_adapter/prometheus/coalescing_prometheus_api.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
@@ -115,8 +114,6 @@ void raiseOpenFileLimit() {
 // How often the forecast rules are checked for a due refresh (each has its refreshInterval),
 // and how long one query_range call of a refresh may take.
 constexpr std::chrono::seconds kForecastTick{1};
-// cpprestsdk's I/O pool (net::setClientIoThreads).
-constexpr std::size_t kClientIoThreads = 8;
 constexpr std::chrono::seconds kForecastQueryTimeout{30};
 
 // A startup step that cannot go on; what() is the logged reason.
@@ -309,9 +306,6 @@ int waitForStop(const sigset_t& handled_signals, const std::function<void()>& re
 
 int runAdapter(const AdapterOptions& options) {
   configureLogging(options.verbosity, options.log_format);
-  // Eight serve every concurrent call the adapter makes: relists, queries and the resource
-  // metrics' bounded fan-out each block their own threads, not the pool's.
-  net::setClientIoThreads(kClientIoThreads);
   const sigset_t handled_signals = blockHandledSignals();
   raiseOpenFileLimit();
   std::unique_ptr<Adapter> adapter;

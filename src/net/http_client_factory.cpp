@@ -1,19 +1,8 @@
 #include "metrics_adapter/net/http_client_factory.h"
 
-#include <pplx/threadpool.h>
-
 #include <stdexcept>
 
 namespace metrics_adapter::net {
-
-bool setClientIoThreads(std::size_t threads) {
-  try {
-    crossplat::threadpool::initialize_with_threads(threads);
-    return true;
-  } catch (const std::exception&) {
-    return false;  // already initialised: it keeps its size
-  }
-}
 
 std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientSettings& settings) {
   web::http::client::http_client_config config;

@@ -23,10 +23,4 @@ struct HttpClientSettings {
 // malformed origin.
 std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientSettings& settings);
 
-// The threads of cpprestsdk's shared I/O pool, before any client exists (the process's first
-// outbound call); later calls change nothing. cpprestsdk's default is 40, each with its stack and
-// malloc arena, while its asynchronous I/O and the body pipes' writers need a few (docs/
-// performance.md "Idle memory"). Returns false when the pool was already running.
-bool setClientIoThreads(std::size_t threads);
-
 }  // namespace metrics_adapter::net
