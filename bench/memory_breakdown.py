@@ -13,7 +13,8 @@ the grouping is inferred:
   - cached stacks: guarded mappings that hold no live thread's stack pointer are stacks of
     exited threads that glibc keeps for reuse (or of a thread that was running when read);
   - other anonymous: the rest (malloc blocks above the mmap threshold, pools mapped directly).
-Shared libraries under SMALL_LIBRARY_MIB resident are summed into one row."""
+Shared libraries that map less than SMALL_LIBRARY_MIB in all are summed into one row: mapped
+size, not resident size, decides, so the rows are the same from run to run (--baseline)."""
 
 import collections
 import os
@@ -21,9 +22,9 @@ import re
 
 MIB_KIB = 1024.0
 ARENA_ALIGNMENT = 64 << 20  # glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX
-SMALL_LIBRARY_MIB = 0.5
+SMALL_LIBRARY_MIB = 1.0
 HEADER = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \d+\s*(.*)$")
-FIELDS = ("Rss", "Pss", "Anonymous")
+FIELDS = ("Size", "Rss", "Pss", "Anonymous")
 
 MAIN_BINARY = "main binary"
 HEAP = "[heap] (main malloc arena)"
@@ -38,7 +39,7 @@ KERNEL = "[vdso] [vvar]"
 
 
 def read_mappings(pid):
-    """[{start, end, perms, path, Rss, Pss, Anonymous (kB)}] in address order."""
+    """[{start, end, perms, path, Size, Rss, Pss, Anonymous (kB)}] in address order."""
     mappings = []
     with open("/proc/%d/smaps" % pid) as f:
         for line in f:
@@ -118,12 +119,13 @@ def breakdown(pid, binary):
     mappings = read_mappings(pid)
     pointers = thread_stack_pointers(pid)
     binary = os.path.realpath(binary)
-    sums = collections.defaultdict(lambda: {"count": 0, "Rss": 0, "Pss": 0, "Anonymous": 0})
+    sums = collections.defaultdict(lambda: dict.fromkeys(("count",) + FIELDS, 0))
     previous = None
     for mapping in mappings:
         category = classify(mapping, previous, binary, pointers.values())
         previous = mapping
-        if not mapping.get("Rss") and category not in (THREAD_STACKS, CACHED_STACKS):
+        if (not mapping.get("Rss") and is_anonymous(mapping)
+                and category not in (THREAD_STACKS, CACHED_STACKS)):
             continue  # reserved address space (guard pages, arena tails): nothing resident
         entry = sums[category]
         entry["count"] += 1
@@ -131,7 +133,7 @@ def breakdown(pid, binary):
             entry[field] += mapping.get(field, 0)
     fixed = {MAIN_BINARY, HEAP, MAIN_STACK, THREAD_STACKS, CACHED_STACKS, ARENAS, OTHER_ANON,
              OTHER_FILES, KERNEL}
-    for name in [n for n in sums if n not in fixed and sums[n]["Rss"] < SMALL_LIBRARY_MIB * 1024]:
+    for name in [n for n in sums if n not in fixed and sums[n]["Size"] < SMALL_LIBRARY_MIB * 1024]:
         small = sums.pop(name)
         merged = sums[SMALL_LIBRARIES]
         merged["count"] += 1  # libraries, not mappings

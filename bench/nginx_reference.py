@@ -25,6 +25,7 @@ import harness  # free_port, wait_until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TLS_POLICY = os.path.join(REPO, "src", "server", "tls_policy.cpp")
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 CONFIG = """
 worker_processes %(workers)d;
 master_process on;
@@ -110,6 +111,17 @@ class NginxReference:
                 return f.read()[-2000:] + self.procs.log(self.process)[-2000:]
         except OSError:
             return self.procs.log(self.process)[-2000:]
+
+    def cpu_seconds(self):
+        """utime + stime of the master and its workers so far."""
+        with open("/proc/%d/task/%d/children" % (self.process.pid, self.process.pid)) as f:
+            pids = [self.process.pid] + [int(pid) for pid in f.read().split()]
+        total = 0.0
+        for pid in pids:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+        return total
 
     def stop(self):
         self.procs.stop(self.process)

@@ -74,6 +74,12 @@ def nginx_rows(key):
             lambda r: (r["ratio_" + key]["rps"],)),
         Row("ratio_" + key + ".p99", "  ours / nginx: p99", "%.2f",
             lambda r: (r["ratio_" + key]["p99_ms"],)),
+        Row(key + ".server_cpu", "  server CPU per request, ours / nginx (us)", "%.1f",
+            lambda r: (r[key]["server_cpu_us"], r[nginx]["server_cpu_us"])),
+        Row("ratio_" + key + ".server_cpu", "  ours / nginx: CPU per request", "%.2f",
+            lambda r: (r["ratio_" + key]["server_cpu_us"],)),
+        Row(key + ".client_cores", "  wrk's own CPU, ours / nginx (cores)", "%.2f",
+            lambda r: (r[key]["client_cores"], r[nginx]["client_cores"])),
     ]
 
 

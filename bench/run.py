@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import re
+import resource
 import signal
 import ssl
 import statistics
@@ -228,8 +229,8 @@ class Bench:
         self.procs.stop(process)
         return result
 
-    def wrk(self, port, path, connections, seconds):
-        return wrk(port, path, connections, seconds)
+    def wrk(self, port, path, connections, seconds, server_cpu=None):
+        return wrk(port, path, connections, seconds, server_cpu)
 
     def load_phase(self, series, prometheus_url):
         process, port, began = self.start_adapter("load-%d" % series, prometheus_url, "1h", 0)
@@ -247,11 +248,12 @@ class Bench:
         pods_requests = 0
         for _ in range(self.args.runs):
             for pool in pools:
-                runs[("discovery", pool)].append(
-                    self.wrk(port, DISCOVERY_PATH, pool, self.args.seconds))
+                runs[("discovery", pool)].append(self.wrk(
+                    port, DISCOVERY_PATH, pool, self.args.seconds,
+                    lambda: cpu_seconds(process.pid)))
                 if pool == self.args.connections:  # the reference right after ours
-                    runs[("nginx_discovery", pool)].append(
-                        self.wrk(nginx.port, DISCOVERY_PATH, pool, self.args.seconds))
+                    runs[("nginx_discovery", pool)].append(self.wrk(
+                        nginx.port, DISCOVERY_PATH, pool, self.args.seconds, nginx.cpu_seconds))
                 pods = self.wrk(port, PODS_PATH, pool, self.args.seconds)
                 pods_requests += pods["rps"] * self.args.seconds
                 runs[("pods", pool)].append(pods)
@@ -273,7 +275,7 @@ class Bench:
         pairs = list(zip(runs[("discovery", pool)], runs[("nginx_discovery", pool)]))
         result["ratio_discovery_c%d" % pool] = {
             key: statistics.median(ours[key] / theirs[key] for ours, theirs in pairs)
-            for key in ("rps", "p50_ms", "p99_ms")}
+            for key in ("rps", "p50_ms", "p99_ms", "server_cpu_us")}
         nginx.stop()
         self.procs.stop(process)
         return result
@@ -339,13 +341,24 @@ class Bench:
         return result
 
 
-def wrk(port, path, connections, seconds):
-    """`wrk -t1` against the adapter over TLS keep-alive: req/s, p50/p99 (ms), non-2xx count."""
+def wrk(port, path, connections, seconds, server_cpu=None):
+    """`wrk -t1` against the adapter over TLS keep-alive: req/s, p50/p99 (ms), non-2xx count,
+    the cores wrk itself kept busy (near 1: the load generator is the limit), and with
+    server_cpu (the server's CPU seconds so far) the server's CPU microseconds per request,
+    a figure the machine's other load disturbs much less than req/s."""
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_before = server_cpu() if server_cpu else 0.0
     out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--latency",
                           "https://127.0.0.1:%d%s" % (port, path)],
                          capture_output=True, text=True, check=True).stdout
+    server_used = server_cpu() - server_before if server_cpu else None
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # only wrk ended in between
     result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-              "requests": int(re.search(r"(\d+) requests in", out).group(1))}
+              "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+              "client_cores": (children.ru_utime + children.ru_stime - children_before.ru_utime
+                               - children_before.ru_stime) / seconds}
+    if server_cpu:
+        result["server_cpu_us"] = server_used * 1e6 / max(result["requests"], 1)
     for percentile in ("50", "99"):
         match = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % percentile, out)
         scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
@@ -407,7 +420,8 @@ def main():
         report.print_baseline(args, results, baseline, args.baseline)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "date": datetime.datetime.now().isoformat(" ", "seconds"),
+            json.dump({"args": vars(args),
+                       "date": datetime.datetime.now().isoformat(" ", "seconds"),
                        "load_average": "before: %s; at the end: %s" % (
                            load_before, report.load_average()),
                        "results": results, "rows": report.row_figures(args, results),
