@@ -11,14 +11,20 @@ measures:
     pods/* over 100 pods with the HPA's labelSelector;
   - the adapter's own time for pods/* against Prometheus's (its access log at --v=6: handler
     latency and the time it waited on Prometheus, per request).
+Issue 18 added: nginx serving the same discovery bytes as a same-run ceiling
+(bench/nginx_reference.py), where the idle RSS goes (bench/memory_breakdown.py), start → ready
+phase by phase (bench/startup_phases.py), and --baseline to set a saved --json run beside this
+one (bench/report.py).
 Each phase runs in its own adapter process, so relists (whose interval is short in the
 discovery phase) do not disturb the load phases. Prints a table; --json writes the figures."""
 
 import argparse
+import datetime
 import http.client
 import json
 import os
 import re
+import resource
 import signal
 import ssl
 import statistics
@@ -30,6 +36,10 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 import harness  # noqa: E402  (Processes, FakeKube, free_port, wait_until)
+import memory_breakdown  # noqa: E402
+import nginx_reference  # noqa: E402
+import report  # noqa: E402
+import startup_phases  # noqa: E402
 
 CONFIG = os.path.join(REPO, "config", "gpu-dcgm-exporter.yaml")
 METRICS = 16  # distinct DCGM series names the fake serves
@@ -41,7 +51,7 @@ PODS_PATH = ("/apis/custom.metrics.k8s.io/v1beta1/namespaces/bench/pods/*/DCGM_F
              "?labelSelector=app%3Dbench")
 ACCESS_LINE = re.compile(r"GET (\S+) (\d+) ([\d.]+)ms(?: promql=([\d.]+)ms)?")
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
-BENCH_PACKAGES = ["wrk", "libbenchmark-dev"]
+BENCH_PACKAGES = ["wrk", "libbenchmark-dev", "nginx-light"]
 
 
 def build(build_dir):
@@ -94,21 +104,36 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime + stime
 
 
+def client_context():
+    """One TLS client context for every connection: making one loads the system's CA store,
+    some 20 ms that would otherwise be counted in every start-up figure (the adapter's
+    certificate is self-signed and not verified anyway)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+CLIENT_CONTEXT = client_context()
+
+
 class TlsClient:
-    """One keep-alive HTTPS connection to the adapter (its certificate is self-signed)."""
+    """One keep-alive HTTPS connection to the adapter."""
 
     def __init__(self, port):
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
         self.connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=10,
-                                                      context=context)
+                                                      context=CLIENT_CONTEXT)
 
-    def get_json(self, path):
+    def get(self, path):
+        """(status, body bytes). No User-Agent, like wrk, so the adapter answers compact JSON
+        (it pretty-prints for curl and browsers)."""
         self.connection.request("GET", path)
         response = self.connection.getresponse()
-        body = response.read()
-        return response.status, json.loads(body) if body else None
+        return response.status, response.read()
+
+    def get_json(self, path):
+        status, body = self.get(path)
+        return status, json.loads(body) if body else None
 
 
 class Bench:
@@ -145,28 +170,42 @@ class Bench:
                 "--metrics-relist-interval=" + relist_interval, "--max-requests-inflight=2000",
                 "--v=%d" % verbosity]
         began = time.monotonic()
+        exec_wall = time.time()  # for the wall-clock timestamps of its log
         process = self.procs.spawn("adapter-" + name, argv)
+        process.exec_wall = exec_wall
+        process.cert_dir = os.path.join(self.procs.workdir, "certs-" + name)
         return process, port, began
 
     def wait_for_discovery(self, process, port, began):
         """Seconds from exec to a discovery document with every expected entry."""
         expected = METRICS * RULES * RESOURCES
-        client = None
-        seen = 0
+        return self.poll(process, port, began, DISCOVERY_PATH, lambda status, body: status == 200
+                         and len(json.loads(body)["resources"]) >= expected,
+                         "a discovery document with %d entries" % expected)
+
+    def wait_for_ready(self, process, port, began):
+        """Seconds from exec to /readyz answering 200."""
+        return self.poll(process, port, began, "/readyz", lambda status, _: status == 200,
+                         "/readyz to answer 200")
+
+    def poll(self, process, port, began, path, done, what):
+        """Seconds from exec until done(status, body) of GET path holds. One keep-alive
+        connection per process, kept for the next poll, so a poll is one request and not a
+        new TLS handshake."""
+        last = None
         while time.monotonic() - began < self.args.discovery_timeout:
             if process.poll() is not None:
                 raise RuntimeError("the adapter exited: " + self.procs.log(process)[-2000:])
             try:
-                client = client or TlsClient(port)
-                status, body = client.get_json(DISCOVERY_PATH)
-                seen = len(body["resources"]) if status == 200 else 0
-                if seen >= expected:
+                process.client = getattr(process, "client", None) or TlsClient(port)
+                last = process.client.get(path)
+                if done(*last):
                     return time.monotonic() - began
             except (OSError, http.client.HTTPException):
-                client = None
+                process.client = None
             time.sleep(0.005)  # polling interval, not synchronisation
-        raise RuntimeError("discovery incomplete after %ss: %d of %d entries"
-                           % (self.args.discovery_timeout, seen, expected))
+        raise RuntimeError("no %s after %ss (last answer: %r)"
+                           % (what, self.args.discovery_timeout, last and last[1][:200]))
 
     def relists_done(self, process):
         return self.procs.log(process).count("relist: ")
@@ -190,39 +229,85 @@ class Bench:
         self.procs.stop(process)
         return result
 
-    def wrk(self, port, path, connections, seconds):
-        return wrk(port, path, connections, seconds)
+    def wrk(self, port, path, connections, seconds, server_cpu=None):
+        return wrk(port, path, connections, seconds, server_cpu)
 
     def load_phase(self, series, prometheus_url):
         process, port, began = self.start_adapter("load-%d" % series, prometheus_url, "1h", 0)
         self.wait_for_discovery(process, port, began)
         idle = proc_status(process.pid, "VmRSS")
         idle_anon = proc_status(process.pid, "RssAnon")
+        idle_memory = memory_breakdown.breakdown(process.pid, self.binary)
         status, body = TlsClient(port).get_json(PODS_PATH)
         assert status == 200 and len(body["items"]) == PODS, (status, body)
+        nginx = self.start_nginx(process, port)
         pools = sorted({self.args.latency_connections, self.args.connections})
-        runs = {(path, pool): [] for path in ("discovery", "pods") for pool in pools}
+        runs = {(path, pool): [] for path in ("discovery", "pods", "nginx_discovery")
+                for pool in pools}
         stats_before = self.prometheus_stats(prometheus_url)
         pods_requests = 0
         for _ in range(self.args.runs):
             for pool in pools:
-                runs[("discovery", pool)].append(
-                    self.wrk(port, DISCOVERY_PATH, pool, self.args.seconds))
+                runs[("discovery", pool)].append(self.wrk(
+                    port, DISCOVERY_PATH, pool, self.args.seconds,
+                    lambda: cpu_seconds(process.pid)))
+                if pool == self.args.connections:  # the reference right after ours
+                    runs[("nginx_discovery", pool)].append(self.wrk(
+                        nginx.port, DISCOVERY_PATH, pool, self.args.seconds, nginx.cpu_seconds))
                 pods = self.wrk(port, PODS_PATH, pool, self.args.seconds)
                 pods_requests += pods["rps"] * self.args.seconds
                 runs[("pods", pool)].append(pods)
         stats = self.prometheus_stats(prometheus_url)
         queries = stats["query_calls"] - stats_before["query_calls"]
         busy_us = stats["query_busy_us"] - stats_before["query_busy_us"]
-        result = {"idle_rss_mib": idle, "idle_anon_mib": idle_anon,
+        result = {"idle_rss_mib": idle, "idle_anon_mib": idle_anon, "idle_memory": idle_memory,
                   "rss_after_load_mib": proc_status(process.pid, "VmRSS"),
                   "prometheus_queries_per_pods_request": queries / max(pods_requests, 1),
-                  "fake_prometheus_ms_per_query": busy_us / 1000.0 / max(queries, 1)}
+                  "fake_prometheus_ms_per_query": busy_us / 1000.0 / max(queries, 1),
+                  "nginx_tls": nginx.tls}
         for (path, pool), values in runs.items():
-            result["%s_c%d" % (path, pool)] = {
-                key: statistics.median(v[key] for v in values) for key in values[0]}
+            if values:
+                result["%s_c%d" % (path, pool)] = {
+                    key: statistics.median(v[key] for v in values) for key in values[0]}
+        # Each run loads ours then nginx back to back: the median of the per-run ratios follows
+        # the machine's load better than a ratio of medians.
+        pool = self.args.connections
+        pairs = list(zip(runs[("discovery", pool)], runs[("nginx_discovery", pool)]))
+        result["ratio_discovery_c%d" % pool] = {
+            key: statistics.median(ours[key] / theirs[key] for ours, theirs in pairs)
+            for key in ("rps", "p50_ms", "p99_ms", "server_cpu_us")}
+        nginx.stop()
         self.procs.stop(process)
         return result
+
+    def start_nginx(self, process, port):
+        """nginx serving the bytes the adapter serves now, with its certificate and key."""
+        status, document, tls = nginx_reference.fetch(port, DISCOVERY_PATH)
+        assert status == 200, status
+        nginx = nginx_reference.NginxReference(
+            self.procs, DISCOVERY_PATH, document, os.path.join(process.cert_dir, "apiserver.crt"),
+            os.path.join(process.cert_dir, "apiserver.key"), os.cpu_count())
+        nginx.tls = nginx_reference.fetch(nginx.port, DISCOVERY_PATH)[2]
+        if nginx.tls != tls:
+            nginx.stop()
+            raise RuntimeError("nginx negotiates %s, the adapter %s" % (nginx.tls, tls))
+        return nginx
+
+    def startup_phase(self, series, prometheus_url):
+        """Start → ready and its phases (bench/startup_phases.py), median of --runs starts."""
+        starts = []
+        for index in range(self.args.runs):
+            process, port, began = self.start_adapter("start-%d-%d" % (series, index),
+                                                      prometheus_url, "1h", 6)
+            ready = self.wait_for_ready(process, port, began)
+            discovered = self.wait_for_discovery(process, port, began)
+            phases = startup_phases.phases(self.procs.log(process), process.exec_wall,
+                                           process.exec_wall + discovered)
+            phases.update(ready_s=ready, discovery_s=discovered)
+            starts.append(phases)
+            self.procs.stop(process)
+        return {key: (None if any(s[key] is None for s in starts)
+                      else statistics.median(s[key] for s in starts)) for key in starts[0]}
 
     def split_phase(self, series, prometheus_url):
         """pods/* per request: the adapter's handler time minus its wait on Prometheus."""
@@ -248,6 +333,7 @@ class Bench:
         prometheus, url = self.start_prometheus(series)
         result = {"series": series}
         result.update(self.discovery_phase(series, url))
+        result["startup"] = self.startup_phase(series, url)
         if not self.args.skip_load:
             result.update(self.load_phase(series, url))
             result["split"] = self.split_phase(series, url)
@@ -255,13 +341,24 @@ class Bench:
         return result
 
 
-def wrk(port, path, connections, seconds):
-    """`wrk -t1` against the adapter over TLS keep-alive: req/s, p50/p99 (ms), non-2xx count."""
+def wrk(port, path, connections, seconds, server_cpu=None):
+    """`wrk -t1` against the adapter over TLS keep-alive: req/s, p50/p99 (ms), non-2xx count,
+    the cores wrk itself kept busy (near 1: the load generator is the limit), and with
+    server_cpu (the server's CPU seconds so far) the server's CPU microseconds per request,
+    a figure the machine's other load disturbs much less than req/s."""
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_before = server_cpu() if server_cpu else 0.0
     out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--latency",
                           "https://127.0.0.1:%d%s" % (port, path)],
                          capture_output=True, text=True, check=True).stdout
+    server_used = server_cpu() - server_before if server_cpu else None
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # only wrk ended in between
     result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-              "requests": int(re.search(r"(\d+) requests in", out).group(1))}
+              "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+              "client_cores": (children.ru_utime + children.ru_stime - children_before.ru_utime
+                               - children_before.ru_stime) / seconds}
+    if server_cpu:
+        result["server_cpu_us"] = server_used * 1e6 / max(result["requests"], 1)
     for percentile in ("50", "99"):
         match = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % percentile, out)
         scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
@@ -276,63 +373,6 @@ def percentile(values, p):
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100.0 * (len(ordered) - 1))))]
-
-
-def print_table(results, args):
-    print()
-    print("metrics-adapter benchmark: %d cores (%s) shared by the adapter, the fakes and wrk "
-          "(-t1, %ds per run), median of %d run(s)"
-          % (os.cpu_count(), cpu_model(), args.seconds, args.runs))
-    print("load average at the end: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
-    rows = [
-        ("series", lambda r: "%d" % r["series"]),
-        ("start to full discovery (s)", lambda r: "%.2f" % r["discovery_s"]),
-        ("CPU per relist (s)", lambda r: "%.2f" % r["cpu_per_relist_s"]),
-        ("peak RSS (MiB)", lambda r: "%.1f" % r["peak_rss_mib"]),
-        ("steady RSS after relists (MiB)", lambda r: "%.1f" % r["steady_rss_mib"]),
-        ("  of which anonymous (MiB)", lambda r: "%.1f" % r["steady_anon_mib"]),
-    ]
-    if not args.skip_load:
-        rows += [
-            ("idle RSS, discovery held (MiB)", lambda r: "%.1f" % r["idle_rss_mib"]),
-            ("  of which anonymous (MiB)", lambda r: "%.1f" % r["idle_anon_mib"]),
-            ("RSS after load (MiB)", lambda r: "%.1f" % r["rss_after_load_mib"]),
-        ]
-        for path, label in (("discovery", "discovery"), ("pods", "pods/* (100 pods)")):
-            for pool in sorted({args.latency_connections, args.connections}):
-                key = "%s_c%d" % (path, pool)
-                rows += [
-                    ("%s, %d conns: p50 / p99 (ms)" % (label, pool),
-                     lambda r, key=key: "%.3f / %.3f" % (r[key]["p50_ms"], r[key]["p99_ms"])),
-                    ("%s, %d conns: req/s" % (label, pool),
-                     lambda r, key=key: "%.0f" % r[key]["rps"]),
-                ]
-        rows += [
-            ("pods/*: Prometheus queries per request",
-             lambda r: "%.3f" % r["prometheus_queries_per_pods_request"]),
-            ("pods/*: fake Prometheus's own time per query (ms)",
-             lambda r: "%.3f" % r["fake_prometheus_ms_per_query"]),
-            ("pods/*, %d conns: adapter own p50 / p99 (ms)" % args.latency_connections,
-             lambda r: "%.3f / %.3f" % (r["split"]["overhead_p50_ms"],
-                                        r["split"]["overhead_p99_ms"])),
-            ("pods/*, %d conns: Prometheus call p50 / p99 (ms)" % args.latency_connections,
-             lambda r: "%.3f / %.3f" % (r["split"]["prometheus_p50_ms"],
-                                        r["split"]["prometheus_p99_ms"])),
-            ("pods/*, %d conns: whole handler p50 / p99 (ms)" % args.latency_connections,
-             lambda r: "%.3f / %.3f" % (r["split"]["handler_p50_ms"],
-                                        r["split"]["handler_p99_ms"])),
-        ]
-    width = max(len(name) for name, _ in rows)
-    for name, cell in rows:
-        print("| %-*s | %s |" % (width, name, " | ".join("%14s" % cell(r) for r in results)))
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def main():
@@ -351,13 +391,20 @@ def main():
     parser.add_argument("--discovery-timeout", type=float, default=120)
     parser.add_argument("--skip-load", action="store_true")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--baseline", metavar="FILE.json",
+                        help="a saved --json run to print beside this one (old → new, new/old)")
     args = parser.parse_args()
+    try:  # before the bench's minutes, not after
+        baseline = report.load_baseline(args.baseline) if args.baseline else None
+    except ValueError as error:
+        parser.error(str(error))
     if not args.no_build:
         install_packages()
         build(args.build_dir)
     # Stopped from outside: still stop every process started (in the `finally` below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     per_series = parse_microbenchmark(args.build_dir)
+    load_before = report.load_average()
     bench = Bench(args)
     results = []
     try:
@@ -366,12 +413,18 @@ def main():
             print(json.dumps(results[-1]), file=sys.stderr)
     finally:
         bench.procs.stop_all()
-    print_table(results, args)
+    report.print_table(args, results, load_before)
     print("discovery without the network (bench/discovery_parse_bench, CPU per series): %s"
           % ", ".join("%s %.2f us" % item for item in per_series.items()))
+    if args.baseline:
+        report.print_baseline(args, results, baseline, args.baseline)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "results": results,
+            json.dump({"args": vars(args),
+                       "date": datetime.datetime.now().isoformat(" ", "seconds"),
+                       "load_average": "before: %s; at the end: %s" % (
+                           load_before, report.load_average()),
+                       "results": results, "rows": report.row_figures(args, results),
                        "parse_us_per_series": per_series}, f, indent=1)
 
 
