@@ -377,7 +377,7 @@ DiscoveryRun relistOnce(std::shared_ptr<const discovery::RuleSet> rule_set,
   run.rule_set = std::move(rule_set);
   for (const auto& recorder : recorders) run.series.merge(recorder->recorded());
   for (auto& [key, error] : relister.lastErrors()) {
-    if (!error.empty()) run.errors.emplace(key.second, std::move(error));
+    if (!error.empty()) run.errors.emplace(key, std::move(error));
   }
   run.findings = relister.findings();
   run.snapshot = relister.snapshot();
@@ -494,7 +494,7 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
     if (rule.source.backend != config::kDefaultBackend)
       out << "backend " << rule.source.backend << ", ";
     out << "seriesQuery " << query << "):";
-    if (auto error = run.errors.find(query); error != run.errors.end()) {
+    if (auto error = run.errors.find({rule.source.backend, query}); error != run.errors.end()) {
       out << " the series query failed: " << error->second << "\n";
       continue;
     }

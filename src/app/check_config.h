@@ -81,7 +81,8 @@ class SeriesFilePrometheus : public prometheus::PrometheusApi {
 struct DiscoveryRun {
   std::shared_ptr<const discovery::RuleSet> rule_set;
   std::map<std::string, SeriesCatalog> series;  // per seriesQuery that succeeded
-  std::map<std::string, std::string> errors;    // per seriesQuery that failed
+  // Per (backend, seriesQuery) that failed.
+  std::map<std::pair<std::string, std::string>, std::string> errors;
   std::vector<std::shared_ptr<const discovery::RuleFindings>> findings;  // per rule
   std::shared_ptr<const discovery::RegistrySnapshot> snapshot;
 };

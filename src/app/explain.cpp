@@ -294,7 +294,8 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
     out << "  " << rule.id << ": seriesQuery " << rule.source.series_query << ", name.matches "
         << quote(rule.source.name.matches.empty() ? ".*" : rule.source.name.matches);
     if (!rule.source.name.as.empty()) out << " as " << quote(rule.source.name.as);
-    if (auto error = run.errors.find(rule.source.series_query); error != run.errors.end()) {
+    if (auto error = run.errors.find({rule.source.backend, rule.source.series_query});
+        error != run.errors.end()) {
       out << ": the series query failed: " << error->second << "\n";
       continue;
     }
@@ -496,8 +497,11 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
   if (!run.errors.empty()) out << ", " << run.errors.size() << " failed";
   out << "; serving " << run.snapshot->customMetrics().size() << " custom and "
       << run.snapshot->externalMetrics().size() << " external metrics\n";
-  for (const auto& [query, error] : run.errors) {
-    out << "  seriesQuery " << query << " failed: " << error << "\n";
+  for (const auto& [key, error] : run.errors) {
+    const auto& [backend, query] = key;
+    out << "  seriesQuery " << query;
+    if (backend != config::kDefaultBackend) out << " (backend " << backend << ")";
+    out << " failed: " << error << "\n";
   }
   const int code =
       options.external ? explainExternal(out, options, run) : explainCustom(out, options, run);

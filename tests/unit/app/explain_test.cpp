@@ -219,7 +219,7 @@ TEST(DiscoverTest, AFailedSeriesCallIsAnErrorOfItsQueryAndFindsNothing) {
                    prometheus::BackendSet::single(std::make_shared<FailingPrometheus>())),
       discovery::RelistOptions{});
   EXPECT_EQ(run.errors.size(), 2u);
-  EXPECT_EQ(run.errors["nothing_here"], "down");
+  EXPECT_EQ((run.errors[{"default", "nothing_here"}]), "down");
   EXPECT_TRUE(run.series.empty());
   EXPECT_TRUE(run.snapshot->customMetrics().empty());
 }
