@@ -466,7 +466,7 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
     return 1;
   }
   // Every rule names a backend the config defines (the loader checks), so find() succeeds.
-  auto backendNamed = [&backends](const std::string& name) -> const prometheus::Backend& {
+  auto backend_named = [&backends](const std::string& name) -> const prometheus::Backend& {
     return *backends->find(name);
   };
   out << "config: " << options.config_file << " (" << loaded->config.rules.size() << " rules, "
@@ -477,14 +477,14 @@ int runExplain(std::span<const std::string> args, std::ostream& out, std::ostrea
     const auto* rules = loaded->rule_set->resource_rules.get();
     const int code = explainResourceMetrics(
         out, options, rules,
-        backendNamed(rules ? rules->backend : std::string(config::kDefaultBackend)));
+        backend_named(rules ? rules->backend : std::string(config::kDefaultBackend)));
     out << (code == 0 ? "result: the request would succeed\n" : "result: the request would fail\n");
     return code;
   }
   // A forecastRule's name wins over an external metric of that name, as in the server.
   for (const auto& rule : loaded->config.forecast_rules) {
     if (options.external && rule.name == options.metric) {
-      const int code = explainForecast(out, options, rule, backendNamed(rule.backend));
+      const int code = explainForecast(out, options, rule, backend_named(rule.backend));
       out << (code == 0 ? "result: the request would succeed\n"
                         : "result: the request would fail\n");
       return code;

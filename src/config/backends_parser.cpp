@@ -59,13 +59,13 @@ class BackendParser {
       } else if (key == "headers") {
         backend.headers = headers(value, field);
       } else if (key == "caFile") {
-        backend.ca_file = path_value(value, field);
+        backend.ca_file = pathValue(value, field);
       } else if (key == "clientCertFile") {
-        backend.client_cert_file = path_value(value, field);
+        backend.client_cert_file = pathValue(value, field);
       } else if (key == "clientKeyFile") {
-        backend.client_key_file = path_value(value, field);
+        backend.client_key_file = pathValue(value, field);
       } else if (key == "tokenFile") {
-        backend.token_file = path_value(value, field);
+        backend.token_file = pathValue(value, field);
       } else if (key == "basicAuth") {
         basicAuth(value, field, backend);
       } else if (key == "timeout") {
@@ -95,7 +95,7 @@ class BackendParser {
   }
 
  private:
-  std::string path_value(const YAML::Node& node, const std::string& path) {
+  std::string pathValue(const YAML::Node& node, const std::string& path) {
     std::string value = reader_.scalar(node, path);
     if (value.empty()) reader_.fail(node, path, "must name a file");
     return value;
@@ -135,7 +135,7 @@ class BackendParser {
       if (key == "username") {
         backend.basic_auth_username = reader_.scalar(value, field);
       } else {
-        backend.basic_auth_password_file = path_value(value, field);
+        backend.basic_auth_password_file = pathValue(value, field);
       }
     }
     if (backend.basic_auth_username.empty()) {
