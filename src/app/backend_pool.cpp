@@ -12,12 +12,22 @@
 namespace metrics_adapter::app {
 namespace {
 
-// The `default` backend as the --prometheus-* flags define it.
-config::Backend flagsBackend(const prometheus::PrometheusClientOptions& flags) {
-  config::Backend backend;
-  backend.name = std::string(config::kDefaultBackend);
-  backend.url = flags.url;
-  return backend;
+// Every backend `config` serves from: its `backends`, then `default` as the --prometheus-*
+// flags define it unless the config has its own. So an entry at or past config.backends.size()
+// comes from the flags.
+std::vector<config::Backend> namedBackends(const config::AdapterConfig& config,
+                                           const prometheus::PrometheusClientOptions& flags) {
+  std::vector<config::Backend> backends = config.backends;
+  const bool default_configured = std::any_of(
+      backends.begin(), backends.end(),
+      [](const config::Backend& backend) { return backend.name == config::kDefaultBackend; });
+  if (!default_configured) {
+    config::Backend from_flags;
+    from_flags.name = std::string(config::kDefaultBackend);
+    from_flags.url = flags.url;
+    backends.push_back(std::move(from_flags));
+  }
+  return backends;
 }
 
 // Throws ConfigError naming `field` when `path` is set and cannot be opened for reading.
@@ -64,23 +74,17 @@ std::shared_ptr<const prometheus::BackendSet> BackendPool::build(
   std::erase_if(clients_, [](const auto& client) { return client.expired(); });
   std::map<std::string, Entry> next;
   std::vector<std::shared_ptr<const prometheus::Backend>> backends;
-  bool default_configured = false;
-  for (const config::Backend& backend : config.backends) {
-    default_configured |= backend.name == config::kDefaultBackend;
-    backends.push_back(backendFor(config, backend, next));
+  const std::vector<config::Backend> named = namedBackends(config, flags_);
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    backends.push_back(backendFor(config, named[i], i >= config.backends.size(), next));
   }
-  if (!default_configured) backends.push_back(backendFor(config, flagsBackend(flags_), next));
   entries_ = std::move(next);
   return std::make_shared<const prometheus::BackendSet>(std::move(backends));
 }
 
 std::shared_ptr<const prometheus::Backend> BackendPool::backendFor(
-    const config::AdapterConfig& config, const config::Backend& backend,
+    const config::AdapterConfig& config, const config::Backend& backend, bool from_flags,
     std::map<std::string, Entry>& next) {
-  const bool from_flags =
-      config.backends.end() ==
-      std::find_if(config.backends.begin(), config.backends.end(),
-                   [&](const config::Backend& b) { return b.name == backend.name; });
   prometheus::PrometheusClientOptions options =
       from_flags ? flags_ : backendClientOptions(backend, flags_);
   options.backend = backend.name;
@@ -120,22 +124,16 @@ std::shared_ptr<const prometheus::Backend> BackendPool::backendFor(
 
 std::shared_ptr<const prometheus::BackendSet> toolBackends(
     const config::AdapterConfig& config, const prometheus::PrometheusClientOptions& flags,
-    std::shared_ptr<prometheus::PrometheusApi> everywhere) {
+    const std::shared_ptr<prometheus::PrometheusApi>& everywhere) {
   if (!everywhere) return BackendPool(flags, {}, nullptr).build(config);
   std::vector<std::shared_ptr<const prometheus::Backend>> backends;
-  auto add = [&](const std::string& name, const std::string& url) {
+  for (const config::Backend& named : namedBackends(config, flags)) {
     auto backend = std::make_shared<prometheus::Backend>();
-    backend->name = name;
-    backend->url = url;
+    backend->name = named.name;
+    backend->url = named.url;
     backend->api = everywhere;
     backends.push_back(std::move(backend));
-  };
-  bool default_configured = false;
-  for (const config::Backend& backend : config.backends) {
-    default_configured |= backend.name == config::kDefaultBackend;
-    add(backend.name, backend.url);
   }
-  if (!default_configured) add(std::string(config::kDefaultBackend), flags.url);
   return std::make_shared<const prometheus::BackendSet>(std::move(backends));
 }
 

@@ -49,6 +49,7 @@ class BackendPool {
   };
   std::shared_ptr<const prometheus::Backend> backendFor(const config::AdapterConfig& config,
                                                         const config::Backend& backend,
+                                                        bool from_flags,
                                                         std::map<std::string, Entry>& next);
 
   const prometheus::PrometheusClientOptions flags_;
@@ -65,7 +66,7 @@ class BackendPool {
 // Throws config::ConfigError, or std::invalid_argument naming a --prometheus-* flag.
 std::shared_ptr<const prometheus::BackendSet> toolBackends(
     const config::AdapterConfig& config, const prometheus::PrometheusClientOptions& flags,
-    std::shared_ptr<prometheus::PrometheusApi> everywhere = nullptr);
+    const std::shared_ptr<prometheus::PrometheusApi>& everywhere = nullptr);
 
 // "default (https://prometheus:9090), gpu (http://thanos:10902)": for logs and tools.
 std::string describeBackends(const prometheus::BackendSet& backends);

@@ -160,11 +160,8 @@ void Relister::relistBackend(const std::string& backend_name) {
     }
   }
   self_metrics.observeRelist(backend_name, std::chrono::steady_clock::now() - began, failed);
-  if (failed == 0) {
-    const auto now = std::chrono::system_clock::now();
-    last_successes_[backend_name] = now;
-    self_metrics.setBackendRelistSuccess(backend_name, now);
-  }
+  if (failed == 0)
+    self_metrics.setBackendRelistSuccess(backend_name, std::chrono::system_clock::now());
   backends_done_.insert(backend_name);
   updateFirstRunDone();
   if (rule_set != rule_set_) {
@@ -276,11 +273,6 @@ std::shared_ptr<const RegistrySnapshot> Relister::snapshot() const {
 std::map<std::pair<std::string, std::string>, std::string> Relister::lastErrors() const {
   std::lock_guard lock(mutex_);
   return last_errors_;
-}
-
-std::map<std::string, std::chrono::system_clock::time_point> Relister::lastSuccesses() const {
-  std::lock_guard lock(mutex_);
-  return last_successes_;
 }
 
 std::vector<std::shared_ptr<const RuleFindings>> Relister::findings() const {

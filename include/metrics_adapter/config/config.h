@@ -18,6 +18,10 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The name of the backend the --prometheus-* flags define, which rules use unless they name
+// another.
+inline constexpr std::string_view kDefaultBackend = "default";
+
 struct GroupResourceRef {
   std::string group;     // "" = core (or guessed by the REST mapper)
   std::string resource;  // singular or plural, as written
@@ -46,7 +50,7 @@ struct DiscoveryRule {
   ResourceMapping resources;
   NameMapping name;
   std::string metrics_query;
-  std::string backend = "default";  // a name in `backends` (docs/backends.md)
+  std::string backend{kDefaultBackend};  // a name in `backends` (docs/backends.md)
 };
 
 struct ResourceRule {
@@ -61,7 +65,7 @@ struct ResourceRules {
   ResourceRule cpu;
   ResourceRule memory;
   std::string window;  // Prometheus duration, e.g. "1m"
-  std::string backend = "default";
+  std::string backend{kDefaultBackend};
 };
 
 // One entry of `forecastRules` (ours; docs/forecasting.md): the forecast of `query`, served as
@@ -75,14 +79,10 @@ struct ForecastRule {
   std::chrono::seconds horizon{600};
   std::chrono::seconds refresh_interval{60};
   double quantile = 0.5;  // safety margin: the quantile of the model's recent errors added
-  std::string backend = "default";
+  std::string backend{kDefaultBackend};
 
   bool operator==(const ForecastRule&) const = default;
 };
-
-// The name of the backend the --prometheus-* flags define, which rules use unless they name
-// another.
-inline constexpr std::string_view kDefaultBackend = "default";
 
 // One entry of `backends` (ours; docs/backends.md): a Prometheus-compatible query API that rules
 // name with `backend:`. Empty fields take the value of the --prometheus-* flag of the same job.

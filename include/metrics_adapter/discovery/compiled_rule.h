@@ -47,8 +47,8 @@ struct CompiledResourceRules {
   CompiledResourceRule cpu;
   CompiledResourceRule memory;
   std::string window;  // resourceRules.window verbatim (a Prometheus duration); "" = 0s
-  std::chrono::milliseconds window_length{0};  // the same, parsed (validated at load)
-  std::string backend = "default";             // resourceRules.backend
+  std::chrono::milliseconds window_length{0};    // the same, parsed (validated at load)
+  std::string backend{config::kDefaultBackend};  // resourceRules.backend
 };
 
 // Compiles every rule of `config`. Throws ConfigError naming file, rule and field

@@ -70,8 +70,6 @@ class Relister {
   bool firstRunDone() const { return first_run_done_.load(); }
   // Per (backend, seriesQuery): the last error, "" when the last call succeeded.
   std::map<std::pair<std::string, std::string>, std::string> lastErrors() const;
-  // Per backend: when it last answered every seriesQuery of a relist.
-  std::map<std::string, std::chrono::system_clock::time_point> lastSuccesses() const;
   // Per rule of the rule set in force, in order: what its last good relist found (nullptr
   // before one), as the snapshot was built from.
   std::vector<std::shared_ptr<const RuleFindings>> findings() const;
@@ -88,7 +86,6 @@ class Relister {
   std::shared_ptr<const RegistrySnapshot> snapshot_;
   std::vector<std::shared_ptr<const RuleFindings>> findings_;  // per rule, last good
   std::map<std::pair<std::string, std::string>, std::string> last_errors_;
-  std::map<std::string, std::chrono::system_clock::time_point> last_successes_;
   std::set<std::string> backends_done_;  // backends whose first run has finished
 
   std::atomic<bool> first_run_done_{false};

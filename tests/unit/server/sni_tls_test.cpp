@@ -47,13 +47,7 @@ class SniTlsTest : public ::testing::Test {
   }
 
   std::string startError() {
-    try {
-      start();
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "start() succeeded";
-    return {};
+    return startFailure([this] { start(); });
   }
 
   // The serial of the certificate served to a client sending `server_name` ("": no SNI).

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gtest/gtest.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -201,5 +202,16 @@ class Gate {
   std::condition_variable opened_;
   bool open_ = false;
 };
+
+// The message of the std::runtime_error `start` throws; a test failure (and "") when it starts.
+inline std::string startFailure(const std::function<void()>& start) {
+  try {
+    start();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "start() succeeded";
+  return {};
+}
 
 }  // namespace metrics_adapter::server::testing

@@ -48,13 +48,7 @@ class TlsTest : public ::testing::Test {
   }
 
   std::string startError() {
-    try {
-      start();
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "start() succeeded";
-    return {};
+    return startFailure([this] { start(); });
   }
 
   TempDir dir_;
