@@ -74,38 +74,41 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
 class RenderedDocuments {
  public:
   using Snapshot = std::shared_ptr<const discovery::RegistrySnapshot>;
+  using Body = std::shared_ptr<const std::string>;
 
   // The body of `document` for `snapshot`, rendered by `render` unless already cached for it.
   // Keeps only the newest snapshot's bodies (and so that snapshot, which the relister holds
-  // anyway).
-  std::string get(const Snapshot& snapshot, std::string_view document,
-                  const std::function<Json()>& render) {
+  // anyway). The bytes are shared with every answer that carries them: no copy per request.
+  Body get(const Snapshot& snapshot, std::string_view document,
+           const std::function<Json()>& render) {
     {
       std::lock_guard lock(mutex_);
-      if (const std::string* body = find(snapshot, document)) return *body;
+      if (Body body = find(snapshot, document)) return body;
     }
-    std::string body = compactJson(render());  // outside the lock: other documents go on
+    // Outside the lock: other documents go on.
+    auto body = std::make_shared<const std::string>(compactJson(render()));
     std::lock_guard lock(mutex_);
     if (snapshot != snapshot_) {
       snapshot_ = snapshot;
       bodies_.clear();
     }
-    if (!find(snapshot, document)) bodies_.emplace_back(std::string(document), body);
+    if (Body cached = find(snapshot, document)) return cached;
+    bodies_.emplace_back(std::string(document), body);
     return body;
   }
 
  private:
-  const std::string* find(const Snapshot& snapshot, std::string_view document) const {
+  Body find(const Snapshot& snapshot, std::string_view document) const {
     if (snapshot != snapshot_) return nullptr;
     for (const auto& [name, body] : bodies_) {
-      if (name == document) return &body;
+      if (name == document) return body;
     }
     return nullptr;
   }
 
   std::mutex mutex_;
   Snapshot snapshot_;
-  std::vector<std::pair<std::string, std::string>> bodies_;  // a handful: one per version
+  std::vector<std::pair<std::string, Body>> bodies_;  // a handful: one per version
 };
 
 RenderedDocuments& renderedDocuments() {
@@ -120,20 +123,27 @@ server::HttpResponse renderedResponse(std::string body) {
   return response;
 }
 
+// A 200 answer carrying bytes rendered once and shared (the discovery documents).
+server::HttpResponse sharedResponse(std::shared_ptr<const std::string> body) {
+  server::HttpResponse response;
+  response.shared_body = std::move(body);
+  return response;
+}
+
 // A discovery document for `snapshot`, from the cache unless pretty-printed.
 server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapshot,
                                        std::string_view document,
                                        const std::function<Json()>& render, bool pretty) {
   if (pretty) return jsonResponse(200, render(), true);
-  return renderedResponse(renderedDocuments().get(snapshot, document, render));
+  return sharedResponse(renderedDocuments().get(snapshot, document, render));
 }
 
 // A document that never changes (the API groups), rendered once per process.
 template <Json (*kDocument)()>
 server::HttpResponse fixedResponse(bool pretty) {
   if (pretty) return jsonResponse(200, kDocument(), true);
-  static const std::string kBody = compactJson(kDocument());
-  return renderedResponse(kBody);
+  static const auto kBody = std::make_shared<const std::string>(compactJson(kDocument()));
+  return sharedResponse(kBody);
 }
 
 }  // namespace
@@ -163,6 +173,10 @@ std::string_view routeLabel(const server::RequestInfo& info) {
 }
 
 Router::Router(RouterParts parts) : parts_(std::move(parts)) {}
+
+bool Router::answersFromMemory(const server::RequestInfo& info) {
+  return routeLabel(info) == "discovery";
+}
 
 server::HttpResponse Router::route(const server::HttpRequest& request,
                                    const server::RequestInfo& info) const {

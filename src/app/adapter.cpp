@@ -271,9 +271,15 @@ class Adapter {
     auto pipeline = std::make_shared<const api::RequestPipeline>(
         auth_ ? auth_->filter : nullptr, std::make_shared<const api::Router>(std::move(parts)),
         self_metrics_);
+    server::Handlers handlers;
+    handlers.handler = [pipeline](const server::HttpRequest& request) {
+      return pipeline->handle(request);
+    };
+    handlers.at_once = [pipeline](const server::HttpRequest& request) {
+      return pipeline->answerAtOnce(request);
+    };
     server_ = std::make_unique<server::HttpsServer>(
-        options_.server,
-        [pipeline](const server::HttpRequest& request) { return pipeline->handle(request); },
+        options_.server, std::move(handlers),
         std::make_shared<api::RequestAccounting>(self_metrics_, logExchange));
   }
 

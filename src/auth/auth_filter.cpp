@@ -22,10 +22,11 @@ AuthFilter::AuthFilter(std::shared_ptr<Authenticator> authenticator,
                        std::shared_ptr<Authorizer> authorizer)
     : authenticator_(std::move(authenticator)), authorizer_(std::move(authorizer)) {}
 
-std::variant<UserInfo, server::HttpResponse> AuthFilter::authenticate(
-    const server::HttpRequest& request) const {
+AuthFilter::Identity AuthFilter::authenticate(const server::HttpRequest& request,
+                                              Reviews reviews) const {
   using Outcome = AuthenticationResult::Outcome;
-  auto identity = authenticator_->authenticate(request);
+  auto identity = authenticator_->authenticate(request, reviews);
+  if (identity.outcome == Outcome::kNeedsReview) return NeedsReview{};
   if (identity.outcome == Outcome::kRejected) {
     spdlog::info("{} {}: authentication failed: {}", request.method, request.target,
                  identity.reason);
@@ -40,12 +41,14 @@ std::variant<UserInfo, server::HttpResponse> AuthFilter::authenticate(
   return std::move(identity.user);
 }
 
-std::optional<server::HttpResponse> AuthFilter::authorize(const UserInfo& user,
-                                                          const server::HttpRequest& request,
-                                                          const server::RequestInfo& info) const {
-  auto decision = authorizer_->authorize(user, info);
+AuthFilter::Permission AuthFilter::authorize(const UserInfo& user,
+                                             const server::HttpRequest& request,
+                                             const server::RequestInfo& info,
+                                             Reviews reviews) const {
+  auto decision = authorizer_->authorize(user, info, reviews);
   using Outcome = AuthorizationResult::Outcome;
-  if (decision.outcome == Outcome::kAllowed) return std::nullopt;
+  if (decision.outcome == Outcome::kAllowed) return Allowed{};
+  if (decision.outcome == Outcome::kNeedsReview) return NeedsReview{};
   if (decision.outcome == Outcome::kUnavailable) {
     spdlog::warn("{} {}: authorization unavailable: {}", request.method, request.target,
                  decision.reason);

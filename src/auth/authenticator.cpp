@@ -195,7 +195,8 @@ void Authenticator::setConfig(AuthenticationConfig config) {
   impl_->trust = std::move(trust);
 }
 
-AuthenticationResult Authenticator::authenticate(const server::HttpRequest& request) {
+AuthenticationResult Authenticator::authenticate(const server::HttpRequest& request,
+                                                 Reviews reviews) {
   const std::shared_ptr<const Trust> trust = impl_->currentTrust();
   std::vector<std::string> errors;
   if (std::optional<AuthenticationResult> result = impl_->byCertificate(request, *trust, errors)) {
@@ -204,12 +205,14 @@ AuthenticationResult Authenticator::authenticate(const server::HttpRequest& requ
   const std::string authorization = request.header("Authorization");
   const std::string_view token = bearerToken(authorization);
   if (!token.empty()) {
-    TokenReviewOutcome review = impl_->reviewer.review(std::string(token));
+    TokenReviewOutcome review = impl_->reviewer.review(std::string(token), reviews);
     switch (review.kind) {
       case TokenReviewOutcome::Kind::kAuthenticated:
         return authenticated(std::move(review.user), "bearer token");
       case TokenReviewOutcome::Kind::kUnavailable:
         return {Outcome::kUnavailable, anonymousUser(), std::move(review.reason)};
+      case TokenReviewOutcome::Kind::kNotCached:
+        return {Outcome::kNeedsReview, anonymousUser(), {}};
       case TokenReviewOutcome::Kind::kRejected:
         errors.push_back("bearer token: " + review.reason);
         break;

@@ -124,7 +124,7 @@ TokenReviewer::TokenReviewer(std::shared_ptr<kube::KubeApi> api, TokenReviewerOp
       options_(std::move(options)),
       cache_(options_.max_entries, options_.now) {}
 
-TokenReviewOutcome TokenReviewer::review(const std::string& token) {
+TokenReviewOutcome TokenReviewer::review(const std::string& token, Reviews reviews) {
   if (api_ == nullptr) return rejected("no Kubernetes API to review bearer tokens");
   if (token.size() > kMaxTokenBytes) return rejected("bearer token too long");
   if (!isPlausibleToken(token)) return rejected("bearer token has invalid characters");
@@ -133,6 +133,7 @@ TokenReviewOutcome TokenReviewer::review(const std::string& token) {
     ++cache_hits_;
     return std::move(*cached);
   }
+  if (reviews == Reviews::kCachedOnly) return {TokenReviewOutcome::Kind::kNotCached, {}, {}};
   TokenReviewOutcome outcome = ask(token);
   if (outcome.kind != TokenReviewOutcome::Kind::kUnavailable) {
     cache_.put(key, outcome, options_.ttl);

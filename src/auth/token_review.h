@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "auth/ttl_cache.h"
+#include "metrics_adapter/auth/reviews.h"
 #include "metrics_adapter/auth/user_info.h"
 #include "metrics_adapter/kube/kube_client.h"
 
@@ -27,7 +28,8 @@ inline constexpr std::size_t kMaxTokenBytes = std::size_t{16} * 1024;
 std::string_view bearerToken(std::string_view authorization);
 
 struct TokenReviewOutcome {
-  enum class Kind { kAuthenticated, kRejected, kUnavailable };
+  // kNotCached: only from review(token, Reviews::kCachedOnly), when a review would be needed.
+  enum class Kind { kAuthenticated, kRejected, kUnavailable, kNotCached };
   Kind kind = Kind::kRejected;
   UserInfo user;       // set when authenticated
   std::string reason;  // for logs; never contains the token
@@ -62,7 +64,7 @@ class TokenReviewer {
  public:
   TokenReviewer(std::shared_ptr<kube::KubeApi> api, TokenReviewerOptions options);
 
-  TokenReviewOutcome review(const std::string& token);
+  TokenReviewOutcome review(const std::string& token, Reviews reviews = Reviews::kMayAsk);
 
   std::size_t reviews() const { return reviews_.load(); }
   std::size_t cacheHits() const { return cache_hits_.load(); }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -58,17 +59,31 @@ bool isParseError(const beast::error_code& ec) {
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
-HttpResponse invokeHandler(const ServerState& state, const HttpRequest& request) {
-  try {
-    return state.handler(request);
-  } catch (const std::exception& e) {
-    spdlog::error("request handler failed for {} {}: {}", request.method, request.target, e.what());
-  } catch (...) {
-    spdlog::error("request handler failed for {} {}: non-standard exception", request.method,
-                  request.target);
-  }
+HttpResponse handlerFailed(const HttpRequest& request, std::string_view what) {
+  spdlog::error("request handler failed for {} {}: {}", request.method, request.target, what);
   return statusResponse(500, "InternalError",
                         "Internal error occurred: the server could not handle the request");
+}
+
+HttpResponse invokeHandler(const ServerState& state, const HttpRequest& request) {
+  try {
+    return state.handlers.handler(request);
+  } catch (const std::exception& e) {
+    return handlerFailed(request, e.what());
+  } catch (...) {
+    return handlerFailed(request, "non-standard exception");
+  }
+}
+
+std::optional<HttpResponse> invokeAtOnce(const ServerState& state, const HttpRequest& request) {
+  if (!state.handlers.at_once) return std::nullopt;
+  try {
+    return state.handlers.at_once(request);
+  } catch (const std::exception& e) {
+    return handlerFailed(request, e.what());
+  } catch (...) {
+    return handlerFailed(request, "non-standard exception");
+  }
 }
 
 // A refusal the client should retry shortly, elsewhere or here: carries Retry-After.
@@ -209,6 +224,11 @@ void Connection::dispatch() {
       toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_));
   request_method_ = request->method;
   request_target_ = request->target;
+  // Answers from memory (the discovery documents) are written from this thread: a hand-off to
+  // a worker and back costs more than the answer itself.
+  if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, *request)) {
+    return respond(std::move(*answer));
+  }
   const std::uint64_t id = ++last_request_id_;
   auto result = std::make_shared<HttpResponse>();
   auto self = shared_from_this();

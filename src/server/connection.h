@@ -22,12 +22,14 @@
 namespace metrics_adapter::server {
 
 // One accepted TCP connection: TLS handshake, then HTTP/1.1 requests one at a time (keep-alive),
-// each handed to the worker pool and answered on this connection's strand. Every I/O step has a
-// deadline: handshake and header (and then body) within header_timeout, the wait for a
-// keep-alive request within idle_timeout, the handler within request_timeout (else 504).
+// each answered at once on this thread when it can be (Handlers::at_once), else handed to the
+// worker pool and answered on this connection's thread when the handler returns. Every I/O step has
+// a deadline: handshake and header (and then body) within header_timeout, the wait for a keep-alive
+// request within idle_timeout, the handler within request_timeout (else 504).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // `socket` must be bound to a strand; all of this object's work runs on it.
+  // `socket` must be bound to an io_context run by one thread; all of this object's work runs
+  // on it.
   Connection(boost::asio::ip::tcp::socket socket,
              std::shared_ptr<boost::asio::ssl::context> tls_context,
              std::shared_ptr<ServerState> state);

@@ -65,8 +65,11 @@ BeastResponse toBeastResponse(HttpResponse response, bool head_request) {
     message.erase(http::field::content_length);
     return message;
   }
-  message.content_length(response.body.size());
-  if (!head_request) message.body() = std::move(response.body);
+  message.content_length(response.bodyText().size());
+  if (!head_request) {
+    message.body().owned = std::move(response.body);
+    message.body().shared = std::move(response.shared_body);
+  }
   return message;
 }
 

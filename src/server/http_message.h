@@ -1,17 +1,17 @@
 #pragma once
 
 #include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
 #include "server/request_parser.h"
+#include "server/response_body.h"
 
 namespace metrics_adapter::server {
 
-using BeastResponse = boost::beast::http::response<boost::beast::http::string_body>;
+using BeastResponse = boost::beast::http::response<ResponseBody>;
 
 // The handler's view of a parsed request.
 HttpRequest toHttpRequest(ParsedRequest&& parsed, std::string remote_address,

@@ -3,12 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core/error.hpp>
 #include <future>
 #include <limits>
@@ -77,30 +77,37 @@ void validate(const ServerOptions& options) {
 }  // namespace
 
 struct HttpsServer::Impl {
-  Impl(ServerOptions server_options, RequestHandler request_handler,
+  Impl(ServerOptions server_options, Handlers request_handlers,
        std::shared_ptr<ExchangeObserver> exchange_observer)
       : options(std::move(server_options)),
-        handler(std::move(request_handler)),
+        handlers(std::move(request_handlers)),
         observer(std::move(exchange_observer)) {}
 
   void startLocked();
   void stopLocked(std::chrono::seconds drain, const std::function<void()>& on_drain_expired);
   void accept();
   void onAccept(const beast::error_code& ec, tcp::socket socket);
+  net::io_context& nextConnectionContext();
 
   const ServerOptions options;
-  const RequestHandler handler;
+  const Handlers handlers;
   const std::shared_ptr<ExchangeObserver> observer;
   std::mutex lifecycle_mutex;
   bool running = false;
   std::atomic<std::uint16_t> port{0};
   std::shared_ptr<TlsContextProvider> tls;
   std::shared_ptr<ServerState> state;
-  std::unique_ptr<net::io_context> io_context;
-  std::unique_ptr<tcp::acceptor> acceptor;
+  // One io_context per I/O thread, as nginx has one event loop per worker: a connection lives
+  // on one thread, so its handlers need no strand, and the threads never wake each other to
+  // share one queue (measured: futex wake-ups were most of the CPU per discovery request).
+  std::vector<std::unique_ptr<net::io_context>> io_contexts;
+  // Keeps run() going on a context that has no connection yet.
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running;
+  std::unique_ptr<tcp::acceptor> acceptor;  // on io_contexts[0]
   std::unique_ptr<net::steady_timer> accept_retry;
   std::vector<std::thread> io_threads;
-  // Only touched on the acceptor's strand.
+  // Only touched on the acceptor's thread.
+  std::size_t next_context = 0;
   std::chrono::steady_clock::time_point last_limit_warning;
   std::size_t refused_since_warning = 0;
 };
@@ -129,8 +136,11 @@ void HttpsServer::Impl::startLocked() {
   const tcp::endpoint endpoint(address, options.port);
   const std::string where = formatAddress(options.bind_address, options.port);
 
-  auto context = std::make_unique<net::io_context>(static_cast<int>(options.io_threads));
-  auto listener = std::make_unique<tcp::acceptor>(net::make_strand(*context));
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  for (unsigned i = 0; i < options.io_threads; ++i) {
+    contexts.push_back(std::make_unique<net::io_context>(1));  // 1: run by one thread
+  }
+  auto listener = std::make_unique<tcp::acceptor>(*contexts.front());
   const auto check = [&](const char* step) {
     if (ec)
       throw std::runtime_error("cannot listen on " + where + ": " + step + ": " + ec.message());
@@ -151,15 +161,16 @@ void HttpsServer::Impl::startLocked() {
   check("local address");
 
   tls = std::move(provider);
-  state = std::make_shared<ServerState>(options, handler, observer);
+  state = std::make_shared<ServerState>(options, handlers, observer);
   accept_retry = std::make_unique<net::steady_timer>(listener->get_executor());
   acceptor = std::move(listener);
-  io_context = std::move(context);
+  io_contexts = std::move(contexts);
   port = bound.port();
   accept();
-  io_threads.reserve(options.io_threads);
-  for (unsigned i = 0; i < options.io_threads; ++i) {
-    io_threads.emplace_back([this] { runIoContext(*io_context); });
+  io_threads.reserve(io_contexts.size());
+  for (const auto& context : io_contexts) {
+    keep_running.push_back(net::make_work_guard(*context));
+    io_threads.emplace_back([&context = *context] { runIoContext(context); });
   }
   running = true;
   spdlog::info("serving HTTPS on {}", formatAddress(options.bind_address, port));
@@ -187,7 +198,8 @@ void HttpsServer::Impl::stopLocked(std::chrono::seconds drain,
     state->requests.waitIdle(std::chrono::steady_clock::now() + kAbandonWriteTimeout);
     if (on_drain_expired) on_drain_expired();
   }
-  io_context->stop();
+  keep_running.clear();
+  for (const auto& context : io_contexts) context->stop();
   for (std::thread& thread : io_threads) thread.join();
   io_threads.clear();
   // Joins the workers (waiting for running handlers) and drops queued work before the
@@ -195,15 +207,21 @@ void HttpsServer::Impl::stopLocked(std::chrono::seconds drain,
   state->pool.stop();
   accept_retry.reset();
   acceptor.reset();
-  io_context.reset();
+  io_contexts.clear();
   state.reset();
   tls.reset();
   running = false;
 }
 
+net::io_context& HttpsServer::Impl::nextConnectionContext() {
+  net::io_context& context = *io_contexts[next_context];
+  next_context = (next_context + 1) % io_contexts.size();
+  return context;
+}
+
 void HttpsServer::Impl::accept() {
   acceptor->async_accept(
-      net::make_strand(*io_context),
+      nextConnectionContext(),
       [this](const beast::error_code& ec, tcp::socket socket) { onAccept(ec, std::move(socket)); });
 }
 
@@ -243,7 +261,11 @@ void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket
 
 HttpsServer::HttpsServer(ServerOptions options, RequestHandler handler,
                          std::shared_ptr<ExchangeObserver> observer)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(observer))) {}
+    : HttpsServer(std::move(options), Handlers{std::move(handler), nullptr}, std::move(observer)) {}
+
+HttpsServer::HttpsServer(ServerOptions options, Handlers handlers,
+                         std::shared_ptr<ExchangeObserver> observer)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handlers), std::move(observer))) {}
 
 HttpsServer::~HttpsServer() {
   try {

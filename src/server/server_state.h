@@ -32,15 +32,15 @@ class ConnectionRegistry {
 
 // What every connection of one running server shares.
 struct ServerState {
-  ServerState(ServerOptions server_options, RequestHandler request_handler,
+  ServerState(ServerOptions server_options, Handlers request_handlers,
               std::shared_ptr<ExchangeObserver> exchange_observer)
       : options(std::move(server_options)),
-        handler(std::move(request_handler)),
+        handlers(std::move(request_handlers)),
         observer(std::move(exchange_observer)),
         pool(options.worker_threads, options.max_in_flight) {}
 
   const ServerOptions options;
-  const RequestHandler handler;
+  const Handlers handlers;
   const std::shared_ptr<ExchangeObserver> observer;  // may be null
   WorkerPool pool;
   RequestTracker requests;

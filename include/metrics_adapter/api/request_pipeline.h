@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/auth/auth_filter.h"
@@ -25,6 +26,9 @@ namespace metrics_adapter::api {
 //                writes, the refused ones too, in the self-metrics and the access log
 //
 // The first six run in handle() on a worker thread; accounting runs when the answer is written.
+// answerAtOnce() runs the same stages on the connection's I/O thread for what the router answers
+// from memory (the discovery documents), as long as authentication and authorization can decide
+// from their caches; otherwise it returns nullopt and the server gives the request to handle().
 class RequestPipeline {
  public:
   // `auth` may be null: every request is let through (--authentication-mode=none).
@@ -35,7 +39,15 @@ class RequestPipeline {
   // The answer to `request`, with notes for accounting (route template, user, Prometheus time).
   server::HttpResponse handle(const server::HttpRequest& request) const;
 
+  // The same answer when it needs no call (Prometheus, TokenReview, SubjectAccessReview), else
+  // nullopt: for server::Handlers::at_once.
+  std::optional<server::HttpResponse> answerAtOnce(const server::HttpRequest& request) const;
+
  private:
+  // The stages; nullopt only with Reviews::kCachedOnly, when a stage would have to wait.
+  std::optional<server::HttpResponse> run(const server::HttpRequest& request,
+                                          auth::Reviews reviews) const;
+
   std::shared_ptr<const auth::AuthFilter> auth_;
   std::shared_ptr<const Router> router_;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;

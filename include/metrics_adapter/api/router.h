@@ -55,6 +55,10 @@ class Router {
   server::HttpResponse route(const server::HttpRequest& request,
                              const server::RequestInfo& info) const;
 
+  // Whether route() answers `info` from memory, never waiting on anything: the discovery
+  // documents (API groups and resource lists, rendered once per snapshot) and /version.
+  static bool answersFromMemory(const server::RequestInfo& info);
+
  private:
   // The answer to a metric path under /apis/external.metrics.k8s.io; throws ApiError.
   Json external(const server::RequestInfo& info) const;

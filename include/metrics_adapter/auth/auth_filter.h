@@ -16,16 +16,21 @@ namespace metrics_adapter::auth {
 // the request through or answers it with a Kubernetes Status. Thread-safe.
 class AuthFilter {
  public:
+  // With Reviews::kCachedOnly: the stage would have to ask the Kubernetes API.
+  struct NeedsReview {};
+  struct Allowed {};
+  using Identity = std::variant<UserInfo, server::HttpResponse, NeedsReview>;
+  using Permission = std::variant<Allowed, server::HttpResponse, NeedsReview>;
+
   AuthFilter(std::shared_ptr<Authenticator> authenticator, std::shared_ptr<Authorizer> authorizer);
 
   // Who the caller is, or the 401 (rejected credentials) / 503 (review unavailable) answer.
-  std::variant<UserInfo, server::HttpResponse> authenticate(
-      const server::HttpRequest& request) const;
+  Identity authenticate(const server::HttpRequest& request,
+                        Reviews reviews = Reviews::kMayAsk) const;
 
-  // nullopt when `user` may do what `info` asks, else the 403 (denied) / 503 answer.
-  std::optional<server::HttpResponse> authorize(const UserInfo& user,
-                                                const server::HttpRequest& request,
-                                                const server::RequestInfo& info) const;
+  // Whether `user` may do what `info` asks, else the 403 (denied) / 503 answer.
+  Permission authorize(const UserInfo& user, const server::HttpRequest& request,
+                       const server::RequestInfo& info, Reviews reviews = Reviews::kMayAsk) const;
 
  private:
   std::shared_ptr<Authenticator> authenticator_;

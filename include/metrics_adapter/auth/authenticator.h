@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_adapter/auth/reviews.h"
 #include "metrics_adapter/auth/user_info.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/server/https_server.h"
@@ -51,6 +52,7 @@ struct AuthenticationResult {
     kAnonymous,      // no credentials at all: user is system:anonymous
     kRejected,       // credentials presented and refused: answer 401
     kUnavailable,    // a TokenReview could not be made: answer 503
+    kNeedsReview,    // only with Reviews::kCachedOnly: the token's review is not cached
   };
   Outcome outcome = Outcome::kAnonymous;
   UserInfo user = anonymousUser();
@@ -76,7 +78,8 @@ class Authenticator {
   ~Authenticator();
 
   void setConfig(AuthenticationConfig config);
-  AuthenticationResult authenticate(const server::HttpRequest& request);
+  AuthenticationResult authenticate(const server::HttpRequest& request,
+                                    Reviews reviews = Reviews::kMayAsk);
 
   struct Stats {
     std::size_t token_reviews = 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_adapter/auth/reviews.h"
 #include "metrics_adapter/auth/user_info.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/server/request_info.h"
@@ -23,7 +24,8 @@ struct AuthorizerOptions {
 };
 
 struct AuthorizationResult {
-  enum class Outcome { kAllowed, kDenied, kUnavailable };
+  // kNeedsReview: only with Reviews::kCachedOnly, when the decision is not cached.
+  enum class Outcome { kAllowed, kDenied, kUnavailable, kNeedsReview };
   Outcome outcome = Outcome::kDenied;
   // kDenied: the SubjectAccessReview's reason (shown in 403 messages, as upstream), one printable
   // line of at most ~1 KiB. kUnavailable: why the review failed, for logs (no credentials).
@@ -46,7 +48,8 @@ class Authorizer {
              std::function<std::chrono::steady_clock::time_point()> now);
   ~Authorizer();
 
-  AuthorizationResult authorize(const UserInfo& user, const server::RequestInfo& attributes);
+  AuthorizationResult authorize(const UserInfo& user, const server::RequestInfo& attributes,
+                                Reviews reviews = Reviews::kMayAsk);
 
   struct Stats {
     std::size_t reviews = 0;

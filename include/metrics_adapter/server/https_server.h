@@ -36,10 +36,26 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string body;
   ResponseNotes notes;  // for accounting; never sent
+  // When set, sent instead of `body`: bytes rendered once and shared by every answer that
+  // carries them (the discovery documents), so an answer copies no body.
+  std::shared_ptr<const std::string> shared_body;
+
+  // The bytes that are sent: *shared_body when set, else body.
+  std::string_view bodyText() const { return shared_body ? *shared_body : body; }
 };
 
 // Called on a worker thread (never an I/O thread); may block (e.g. on Prometheus).
 using RequestHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+// Called on the connection's I/O thread before the request would go to a worker: the answer
+// when it can be given at once from memory (nothing waited for), else nullopt and the request
+// goes to the RequestHandler. Must never block: every connection of that thread waits on it.
+using AtOnceHandler = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+
+struct Handlers {
+  RequestHandler handler;
+  AtOnceHandler at_once;  // may be null: every request goes to the worker pool
+};
 
 struct ServerOptions {
   std::string bind_address = "0.0.0.0";
@@ -88,6 +104,8 @@ std::optional<ServingCertificateInfo> checkServingCertificate(const ServerOption
 class HttpsServer {
  public:
   HttpsServer(ServerOptions options, RequestHandler handler,
+              std::shared_ptr<ExchangeObserver> observer = nullptr);
+  HttpsServer(ServerOptions options, Handlers handlers,
               std::shared_ptr<ExchangeObserver> observer = nullptr);
   ~HttpsServer();  // stops
 

@@ -505,11 +505,11 @@ TEST_F(ExternalRouterTest, HpaShapedRequest) {
                       "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/"
                       "queue_messages_ready?labelSelector=queue+in+%28orders%2Cbilling%29",
                       "application/vnd.kubernetes.protobuf, */*");
-  EXPECT_EQ(response.status, 200) << response.body;
+  EXPECT_EQ(response.status, 200) << response.bodyText();
   EXPECT_EQ(response.content_type, "application/json");
   EXPECT_EQ(fixture_.prometheus->queries.back(),
             R"(queue_messages_ready{queue=~"billing|orders",namespace="default"})");
-  Json body = Json::parse(response.body);
+  Json body = Json::parse(response.bodyText());
   EXPECT_EQ(body["kind"], "ExternalMetricValueList");
   EXPECT_EQ(body["items"][0]["value"], "30");
 }
@@ -517,10 +517,10 @@ TEST_F(ExternalRouterTest, HpaShapedRequest) {
 TEST_F(ExternalRouterTest, DiscoveryAndUnservedPaths) {
   auto response = get(router_, "/apis/external.metrics.k8s.io");
   EXPECT_EQ(response.status, 200);
-  EXPECT_EQ(Json::parse(response.body)["kind"], "APIGroup");
+  EXPECT_EQ(Json::parse(response.bodyText())["kind"], "APIGroup");
   response = get(router_, "/apis/external.metrics.k8s.io/v1beta1");
   EXPECT_EQ(response.status, 200);
-  EXPECT_EQ(Json::parse(response.body)["resources"].size(), 5u);
+  EXPECT_EQ(Json::parse(response.bodyText())["resources"].size(), 5u);
   for (const char* path : {"/apis/external.metrics.k8s.io/v1beta1/queue_messages_ready",
                            "/apis/external.metrics.k8s.io/v1beta1/namespaces/default",
                            "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/a/b",
@@ -528,13 +528,14 @@ TEST_F(ExternalRouterTest, DiscoveryAndUnservedPaths) {
                            "/apis/external.metrics.k8s.io/v1beta2/namespaces/default/x"}) {
     response = get(router_, path);
     EXPECT_EQ(response.status, 404) << path;
-    Json body = Json::parse(response.body);
+    Json body = Json::parse(response.bodyText());
     EXPECT_EQ(body["reason"], "NotFound") << path;
     EXPECT_EQ(body["message"], "the server could not find the requested resource") << path;
   }
   response = get(router_, "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/nope");
   EXPECT_EQ(response.status, 404);
-  EXPECT_EQ(Json::parse(response.body)["message"], "the server could not find the metric nope");
+  EXPECT_EQ(Json::parse(response.bodyText())["message"],
+            "the server could not find the metric nope");
 }
 
 TEST_F(ExternalRouterTest, WithoutExternalRulesDiscoveryIsEmptyNot404) {
@@ -544,9 +545,9 @@ TEST_F(ExternalRouterTest, WithoutExternalRulesDiscoveryIsEmptyNot404) {
   Router router(RouterParts{.snapshots = [snapshot] { return snapshot; }});
   auto response = get(router, "/apis/external.metrics.k8s.io/v1beta1");
   EXPECT_EQ(response.status, 200);
-  EXPECT_EQ(Json::parse(response.body)["resources"], Json::array());
+  EXPECT_EQ(Json::parse(response.bodyText())["resources"], Json::array());
   response = get(router, "/apis");
-  EXPECT_EQ(Json::parse(response.body)["groups"].size(), 2u);
+  EXPECT_EQ(Json::parse(response.bodyText())["groups"].size(), 2u);
   response = get(router, "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/m");
   EXPECT_EQ(response.status, 404);
 }

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "metrics_adapter/auth/auth_filter.h"
 #include "metrics_adapter/discovery/registry.h"
 #include "metrics_adapter/kube/rest_mapper.h"
 
@@ -81,6 +84,87 @@ TEST_F(RequestPipelineTest, TheInFlightGaugeIsBackToZero) {
   pipeline_.handle(get("/apis"));
   EXPECT_NE(metrics_->exposition().find("metrics_adapter_requests_in_flight 0\n"),
             std::string::npos);
+}
+
+TEST_F(RequestPipelineTest, DiscoveryIsAnsweredAtOnceAndMetricsAreNot) {
+  for (const std::string target :
+       {"/apis", "/apis/custom.metrics.k8s.io", "/apis/custom.metrics.k8s.io/v1beta1",
+        "/apis/external.metrics.k8s.io/v1beta1", "/version"}) {
+    const auto at_once = pipeline_.answerAtOnce(get(target));
+    ASSERT_TRUE(at_once) << target;
+    const auto handled = pipeline_.handle(get(target));
+    EXPECT_EQ(at_once->status, 200) << target;
+    EXPECT_EQ(at_once->bodyText(), handled.bodyText()) << target;
+    EXPECT_EQ(at_once->notes.route, "discovery") << target;
+  }
+  // Metrics wait on Prometheus; health runs its checks; a bad target is answered after
+  // authentication: all on a worker.
+  for (const std::string target :
+       {"/apis/custom.metrics.k8s.io/v1beta1/nodes/n1/m",
+        "/apis/external.metrics.k8s.io/v1beta1/namespaces/a/m", "/healthz", "/metrics",
+        "/apis/custom.metrics.k8s.io/v1beta1//"}) {
+    EXPECT_FALSE(pipeline_.answerAtOnce(get(target))) << target;
+  }
+}
+
+// Answers TokenReviews (the token "good" is alice) and SubjectAccessReviews (alice may, anyone
+// else may not); counts the calls.
+class ReviewingKubeApi : public kube::KubeApi {
+ public:
+  nlohmann::json get(const std::string& path, std::string_view,
+                     std::chrono::milliseconds) override {
+    throw kube::KubeError(404, "unexpected GET " + path);
+  }
+  nlohmann::json post(const std::string& path, const nlohmann::json& body,
+                      std::chrono::milliseconds) override {
+    std::lock_guard lock(mutex_);
+    ++calls_;
+    if (path.find("tokenreviews") != std::string::npos) {
+      const bool good = body["spec"]["token"] == "good";
+      nlohmann::json status = {{"authenticated", good}};
+      if (good) status["user"] = {{"username", "alice"}, {"groups", {"devs"}}};
+      return {{"kind", "TokenReview"}, {"status", status}};
+    }
+    return {{"kind", "SubjectAccessReview"},
+            {"status", {{"allowed", body["spec"]["user"] == "alice"}}}};
+  }
+  int calls() const {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  int calls_ = 0;
+};
+
+TEST(RequestPipelineAtOnceTest, DelegatedAuthAnswersAtOnceOnlyFromItsCaches) {
+  auto api = std::make_shared<ReviewingKubeApi>();
+  auto filter = std::make_shared<const auth::AuthFilter>(
+      std::make_shared<auth::Authenticator>(api, auth::AuthenticatorOptions{},
+                                            auth::AuthenticationConfig{}),
+      std::make_shared<auth::Authorizer>(api, auth::AuthorizerOptions{}));
+  RequestPipeline pipeline(filter, emptyRouter(), std::make_shared<telemetry::SelfMetrics>());
+  const auto as = [](const std::string& token) {
+    server::HttpRequest request = get("/apis/custom.metrics.k8s.io/v1beta1");
+    request.headers = {{"Authorization", "Bearer " + token}};
+    return request;
+  };
+
+  EXPECT_FALSE(pipeline.answerAtOnce(as("good")));  // the token's review is not cached yet
+  EXPECT_EQ(api->calls(), 0);
+  EXPECT_EQ(pipeline.handle(as("good")).status, 200);  // TokenReview + SubjectAccessReview
+  EXPECT_EQ(api->calls(), 2);
+  const auto cached = pipeline.answerAtOnce(as("good"));
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->status, 200);
+  EXPECT_EQ(cached->notes.user, "alice");
+  EXPECT_EQ(api->calls(), 2);
+
+  // Refusals come from the caches too, with the same answers as on a worker.
+  EXPECT_EQ(pipeline.handle(as("bad")).status, 401);
+  EXPECT_EQ(pipeline.answerAtOnce(as("bad"))->status, 401);
+  EXPECT_EQ(api->calls(), 3);
 }
 
 TEST(RequestAccountingTest, CountsAndLogsAnswersTheServerGaveItself) {

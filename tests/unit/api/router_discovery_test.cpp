@@ -54,9 +54,9 @@ class RouterDiscoveryTest : public ::testing::Test {
     request.target = target;
     if (!user_agent.empty()) request.headers.emplace_back("User-Agent", user_agent);
     auto response = testing::routeRequest(router_, request);
-    EXPECT_EQ(response.status, 200) << target << ": " << response.body;
+    EXPECT_EQ(response.status, 200) << target << ": " << response.bodyText();
     EXPECT_EQ(response.content_type, "application/json");
-    return Json::parse(response.body);
+    return Json::parse(response.bodyText());
   }
 
   std::shared_ptr<testing::FakePrometheus> prometheus_ =
@@ -108,7 +108,8 @@ TEST_F(RouterDiscoveryTest, RoutersOverDifferentSnapshotsDoNotShareDocuments) {
   request.target = "/apis/custom.metrics.k8s.io/v1beta1";
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(get(request.target)["resources"].size(), 2u);
-    EXPECT_EQ(Json::parse(testing::routeRequest(other, request).body)["resources"], Json::array());
+    EXPECT_EQ(Json::parse(testing::routeRequest(other, request).bodyText())["resources"],
+              Json::array());
   }
 }
 

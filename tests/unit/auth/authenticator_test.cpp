@@ -99,13 +99,14 @@ class AuthenticatorTest : public ::testing::Test {
     return *authenticator_;
   }
 
-  AuthenticationResult authenticate(Headers headers, Strings chain = {}) {
+  AuthenticationResult authenticate(Headers headers, Strings chain = {},
+                                    Reviews reviews = Reviews::kMayAsk) {
     server::HttpRequest request;
     request.method = "GET";
     request.target = "/apis/custom.metrics.k8s.io/v1beta1";
     request.headers = std::move(headers);
     request.peer_certificates_pem = std::move(chain);
-    return authenticator().authenticate(request);
+    return authenticator().authenticate(request, reviews);
   }
 
   Strings frontProxyChain() const { return {front_proxy_leaf_}; }
@@ -226,6 +227,27 @@ TEST_F(AuthenticatorTest, C59_CachedReviewExpiresAfterTheTtl) {
   EXPECT_EQ(authenticate({{"Authorization", "Bearer good"}}).outcome, Outcome::kAuthenticated);
   EXPECT_EQ(api_->calls(), 2u);
   EXPECT_EQ(authenticator().stats().cache_hits, 1u);
+}
+
+TEST_F(AuthenticatorTest, CachedOnlyNeverReviewsButUsesTheCache) {
+  const Headers good = {{"Authorization", "Bearer good"}};
+  EXPECT_EQ(authenticate(good, {}, Reviews::kCachedOnly).outcome, Outcome::kNeedsReview);
+  EXPECT_EQ(api_->calls(), 0u);
+  EXPECT_EQ(authenticate(good).outcome, Outcome::kAuthenticated);
+  const AuthenticationResult cached = authenticate(good, {}, Reviews::kCachedOnly);
+  EXPECT_EQ(cached.outcome, Outcome::kAuthenticated);
+  EXPECT_EQ(cached.user.name, "system:serviceaccount:kube-system:horizontal-pod-autoscaler");
+  EXPECT_EQ(authenticate({{"Authorization", "Bearer bad"}}).outcome, Outcome::kRejected);
+  EXPECT_EQ(authenticate({{"Authorization", "Bearer bad"}}, {}, Reviews::kCachedOnly).outcome,
+            Outcome::kRejected);
+  EXPECT_EQ(api_->calls(), 2u);
+  // Certificates and the front proxy need no call at all.
+  EXPECT_EQ(authenticate({}, aliceChain(), Reviews::kCachedOnly).user.name, "alice");
+  EXPECT_EQ(
+      authenticate({{"X-Remote-User", "bob"}}, frontProxyChain(), Reviews::kCachedOnly).user.name,
+      "bob");
+  EXPECT_EQ(authenticate({}, {}, Reviews::kCachedOnly).outcome, Outcome::kAnonymous);
+  EXPECT_EQ(api_->calls(), 2u);
 }
 
 TEST_F(AuthenticatorTest, RejectionIsCachedToo) {

@@ -191,6 +191,35 @@ TEST_F(AuthorizerTest, C56_AnonymousIsReviewedAndDeniedButMayProbeHealth) {
             "the namespace \"default\"");
 }
 
+TEST_F(AuthorizerTest, CachedOnlyNeverReviewsButUsesTheCacheAndTheRules) {
+  const auto discovery = server::parseRequestInfo("GET", "/apis/custom.metrics.k8s.io/v1beta1");
+  EXPECT_EQ(authorizer().authorize(alice(), discovery, Reviews::kCachedOnly).outcome,
+            Outcome::kNeedsReview);
+  EXPECT_TRUE(api_->posts.empty());
+  EXPECT_EQ(authorizer().authorize(alice(), discovery).outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorizer().authorize(alice(), discovery, Reviews::kCachedOnly).outcome,
+            Outcome::kAllowed);
+  EXPECT_EQ(api_->posts.size(), 1u);
+
+  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}, {"reason", "no"}}));
+  const UserInfo mallory{"mallory", "", {"system:authenticated"}, {}};
+  EXPECT_EQ(authorizer().authorize(mallory, discovery).outcome, Outcome::kDenied);
+  const auto denied = authorizer().authorize(mallory, discovery, Reviews::kCachedOnly);
+  EXPECT_EQ(denied.outcome, Outcome::kDenied);
+  EXPECT_EQ(denied.reason, "no");
+
+  // Always-allowed paths and system:masters need no review.
+  EXPECT_EQ(
+      authorizer()
+          .authorize(mallory, server::parseRequestInfo("GET", "/healthz"), Reviews::kCachedOnly)
+          .outcome,
+      Outcome::kAllowed);
+  const UserInfo admin{"admin", "", {"system:masters"}, {}};
+  EXPECT_EQ(authorizer().authorize(admin, discovery, Reviews::kCachedOnly).outcome,
+            Outcome::kAllowed);
+  EXPECT_EQ(api_->posts.size(), 2u);
+}
+
 TEST_F(AuthorizerTest, UidIsSentWhenSetAndEmptyFieldsAreOmitted) {
   const UserInfo user{"bob", "42", {}, {}};
 

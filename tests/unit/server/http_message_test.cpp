@@ -54,7 +54,21 @@ TEST(HttpResponseTest, SetsContentHeadersAndExtras) {
   EXPECT_EQ(field(message, "Cache-Control"), "no-cache, private");
   EXPECT_EQ(field(message, "Audit-Id"), "1");
   EXPECT_EQ(message.count("Warning"), 2u);
-  EXPECT_EQ(message.body(), "{}");
+  EXPECT_EQ(message.body().view(), "{}");
+}
+
+TEST(HttpResponseTest, SharedBodyIsWrittenWithoutACopy) {
+  HttpResponse response;
+  response.body = "not sent";
+  response.shared_body = std::make_shared<const std::string>("{\"kind\":\"APIResourceList\"}\n");
+  const BeastResponse message = toBeastResponse(response, false);
+  EXPECT_EQ(field(message, "Content-Length"), std::to_string(response.shared_body->size()));
+  EXPECT_EQ(message.body().view(), *response.shared_body);
+  EXPECT_EQ(message.body().view().data(), response.shared_body->data());  // the same bytes
+
+  const BeastResponse head = toBeastResponse(response, true);
+  EXPECT_EQ(field(head, "Content-Length"), std::to_string(response.shared_body->size()));
+  EXPECT_EQ(head.body().view(), "");
 }
 
 TEST(HttpResponseTest, HandlerCacheControlWins) {
@@ -67,9 +81,9 @@ TEST(HttpResponseTest, HandlerCacheControlWins) {
 
 TEST(HttpResponseTest, HeadKeepsContentLengthButDropsTheBody) {
   const BeastResponse message =
-      toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}}, true);
+      toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}, nullptr}, true);
   EXPECT_EQ(field(message, "Content-Length"), "5");
-  EXPECT_EQ(message.body(), "");
+  EXPECT_EQ(message.body().view(), "");
 }
 
 TEST(HttpResponseTest, HeaderInjectionIsDropped) {
@@ -84,15 +98,17 @@ TEST(HttpResponseTest, HeaderInjectionIsDropped) {
 TEST(HttpResponseTest, InvalidStatusBecomesInternalError) {
   for (int status : {0, 99, 101, 600, -1}) {
     const BeastResponse message =
-        toBeastResponse(HttpResponse{status, "text/plain", {}, "x", {}}, false);
+        toBeastResponse(HttpResponse{status, "text/plain", {}, "x", {}, nullptr}, false);
     EXPECT_EQ(message.result_int(), 500u) << status;
-    EXPECT_NE(message.body().find(R"("reason":"InternalError")"), std::string::npos) << status;
+    EXPECT_NE(message.body().view().find(R"("reason":"InternalError")"), std::string::npos)
+        << status;
   }
 }
 
 TEST(HttpResponseTest, NoContentHasNoBody) {
-  const BeastResponse message = toBeastResponse(HttpResponse{204, "", {}, "ignored", {}}, false);
-  EXPECT_EQ(message.body(), "");
+  const BeastResponse message =
+      toBeastResponse(HttpResponse{204, "", {}, "ignored", {}, nullptr}, false);
+  EXPECT_EQ(message.body().view(), "");
   EXPECT_EQ(message.count(http::field::content_length), 0u);
 }
 

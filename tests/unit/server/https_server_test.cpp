@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -100,6 +103,56 @@ TEST_F(HttpsServerTest, HeadHasContentLengthButNoBody) {
   EXPECT_EQ(head.body(), "");
   // Had the server sent body bytes after the HEAD response, this response would not parse.
   EXPECT_EQ(client.get("/y").body(), "GET /y ");
+}
+
+TEST_F(HttpsServerTest, AtOnceAnswersOnTheIoThreadAndTheRestGoesToAWorker) {
+  const auto document = std::make_shared<const std::string>("{\"kind\":\"APIGroupList\"}\n");
+  std::mutex mutex;
+  std::thread::id at_once_thread;
+  std::thread::id worker_thread;
+  Handlers handlers;
+  handlers.handler = [&](const HttpRequest& request) {
+    log_.add(request);
+    std::lock_guard lock(mutex);
+    worker_thread = std::this_thread::get_id();
+    return textResponse("worker " + request.target);
+  };
+  handlers.at_once = [&](const HttpRequest& request) -> std::optional<HttpResponse> {
+    {
+      std::lock_guard lock(mutex);
+      at_once_thread = std::this_thread::get_id();
+    }
+    if (request.target == "/throw") throw std::runtime_error("secret detail");
+    if (request.target != "/apis") return std::nullopt;
+    HttpResponse response;
+    response.shared_body = document;
+    return response;
+  };
+  server_ = std::make_unique<HttpsServer>(options_, std::move(handlers));
+  server_->start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+
+  const Response fast = client.get("/apis");
+  EXPECT_EQ(fast.result_int(), 200u);
+  EXPECT_EQ(fast.body(), *document);
+  EXPECT_TRUE(log_.all().empty());  // the worker never saw it
+  const Response head = client.roundTrip(Request(http::verb::head, "/apis", 11));
+  EXPECT_EQ(head[http::field::content_length], std::to_string(document->size()));
+  EXPECT_EQ(head.body(), "");
+
+  EXPECT_EQ(client.get("/apis/x/v1/namespaces/a/pods/p/m").body(),
+            "worker /apis/x/v1/namespaces/a/pods/p/m");
+  EXPECT_EQ(log_.all().size(), 1u);
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_NE(at_once_thread, worker_thread);
+  }
+
+  const Response failed = client.get("/throw");
+  EXPECT_EQ(failed.result_int(), 500u);
+  EXPECT_EQ(failed.body().find("secret detail"), std::string::npos);
+  EXPECT_EQ(client.get("/apis").body(), *document);  // the connection goes on
 }
 
 TEST_F(HttpsServerTest, ConnectionCloseIsHonoured) {
