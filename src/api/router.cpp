@@ -253,9 +253,12 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     }
     if (parts.size() == 3) {
       auto snapshot = parts_.snapshots();
+      // The cache key, without building a string per request.
+      const std::string_view document =
+          version == "v1beta1" ? "custom.metrics.k8s.io/v1beta1" : "custom.metrics.k8s.io/v1beta2";
       return discoveryResponse(
-          snapshot, kCustomMetricsGroup + ("/" + version),
-          [&] { return customMetricsResourceList(version, *snapshot); }, pretty);
+          snapshot, document, [&] { return customMetricsResourceList(version, *snapshot); },
+          pretty);
     }
     auto metric_request = parseCustomMetricRequest(info);
     if (!metric_request || !parts_.custom_metrics) {

@@ -220,15 +220,16 @@ void Connection::dispatch() {
     keep_alive_ = false;
     return respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   }
-  auto request = std::make_shared<const HttpRequest>(
-      toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_));
-  request_method_ = request->method;
-  request_target_ = request->target;
+  HttpRequest parsed_request =
+      toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_);
+  request_method_ = parsed_request.method;
+  request_target_ = parsed_request.target;
   // Answers from memory (the discovery documents) are written from this thread: a hand-off to
   // a worker and back costs more than the answer itself.
-  if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, *request)) {
+  if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, parsed_request)) {
     return respond(std::move(*answer));
   }
+  auto request = std::make_shared<const HttpRequest>(std::move(parsed_request));
   const std::uint64_t id = ++last_request_id_;
   auto result = std::make_shared<HttpResponse>();
   auto self = shared_from_this();
@@ -269,13 +270,15 @@ void Connection::onHandlerTimeout(std::uint64_t id) {
 void Connection::respond(HttpResponse response) {
   phase_ = Phase::kWriting;
   account(response);
-  auto message =
-      std::make_shared<BeastResponse>(toBeastResponse(std::move(response), head_request_));
-  message->keep_alive(keep_alive_ && !state_->stopping);
+  // A member, not a heap object per answer: one answer is written at a time.
+  BeastResponse& message = response_.emplace(toBeastResponse(std::move(response), head_request_));
+  message.keep_alive(keep_alive_ && !state_->stopping);
   stream_.next_layer().expires_after(state_->options.request_timeout);
-  http::async_write(stream_, *message,
-                    [self = shared_from_this(), message](const beast::error_code& ec, std::size_t) {
-                      self->onWritten(ec, message->keep_alive());
+  http::async_write(stream_, message,
+                    [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+                      const bool keep_alive = self->response_->keep_alive();
+                      self->response_.reset();
+                      self->onWritten(ec, keep_alive);
                     });
 }
 

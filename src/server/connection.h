@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
+#include "server/http_message.h"
 #include "server/request_parser.h"
 #include "server/request_tracker.h"
 #include "server/server_state.h"
@@ -79,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer handler_timer_;
   boost::beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;
+  std::optional<BeastResponse> response_;  // the answer being written
 
   Phase phase_ = Phase::kHandshake;
   std::vector<std::string> peer_certificates_pem_;

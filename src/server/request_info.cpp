@@ -26,6 +26,10 @@ std::vector<std::string> splitPath(std::string_view raw_path, const std::string&
   if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
   std::vector<std::string> parts;
   if (rest.empty()) return parts;
+  // One allocation for the segments of any API path (at most 8: /apis/g/v/namespaces/n/r/o/m),
+  // not one per doubling.
+  constexpr std::size_t kApiPathSegments = 8;
+  parts.reserve(kApiPathSegments);
   while (true) {
     const auto slash = rest.find('/');
     const std::string_view part = rest.substr(0, slash);

@@ -11,6 +11,9 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace metrics_adapter::telemetry {
 namespace {
@@ -136,6 +139,30 @@ struct SelfMetrics::Impl {
   std::mutex mutex;  // guards the label bookkeeping below, not the metric values
   std::map<std::string, std::pair<Gauge*, Gauge*>, std::less<>> rules;
   Gauge* build_info_gauge = nullptr;
+
+  // The series of one (route, code), looked up once: Family::Add builds a label map and a new
+  // Histogram on every call even when the series exists, a dozen allocations per request.
+  // Routes are a fixed handful and codes few, so a short list does.
+  struct RequestSeries {
+    std::string route;
+    int code;
+    Counter* requests;
+    Histogram* duration;
+  };
+  std::mutex request_series_mutex;
+  std::vector<RequestSeries> request_series;
+
+  std::pair<Counter*, Histogram*> requestSeries(std::string_view route, int code) {
+    std::lock_guard lock(request_series_mutex);
+    for (const RequestSeries& known : request_series) {
+      if (known.code == code && known.route == route) return {known.requests, known.duration};
+    }
+    const RequestSeries& added = request_series.emplace_back(
+        RequestSeries{std::string(route), code,
+                      &requests.Add({{"route", text(route)}, {"code", std::to_string(code)}}),
+                      &request_duration.Add({{"route", text(route)}}, kRequestBuckets)});
+    return {added.requests, added.duration};
+  }
 };
 
 SelfMetrics::SelfMetrics() : impl_(std::make_unique<Impl>()) {}
@@ -143,8 +170,9 @@ SelfMetrics::~SelfMetrics() = default;
 
 void SelfMetrics::observeRequest(std::string_view route, int code,
                                  std::chrono::duration<double> latency) {
-  impl_->requests.Add({{"route", text(route)}, {"code", std::to_string(code)}}).Increment();
-  impl_->request_duration.Add({{"route", text(route)}}, kRequestBuckets).Observe(latency.count());
+  const auto [requests, duration] = impl_->requestSeries(route, code);
+  requests->Increment();
+  duration->Observe(latency.count());
 }
 
 void SelfMetrics::requestStarted() { impl_->in_flight.Increment(); }
