@@ -60,6 +60,17 @@ def rows(args, results):
             % args.latency_connections, "%.3f",
             lambda r: (r["split"]["handler_p50_ms"], r["split"]["handler_p99_ms"])),
     ]
+    for pool in sorted({args.latency_connections, args.connections}):
+        key = "pods_c%d" % pool
+        table += [
+            Row("real_prometheus.%s.latency" % key,
+                "pods/*, real Prometheus, %d conns: p50 / p99 (ms)" % pool, "%.3f",
+                lambda r, key=key: (r["real_prometheus"][key]["p50_ms"],
+                                    r["real_prometheus"][key]["p99_ms"])),
+            Row("real_prometheus.%s.rps" % key,
+                "pods/*, real Prometheus, %d conns: req/s" % pool, "%.0f",
+                lambda r, key=key: (r["real_prometheus"][key]["rps"],)),
+        ]
     return table + memory_rows(results)
 
 

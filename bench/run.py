@@ -329,7 +329,29 @@ class Bench:
                 "prometheus_p99_ms": percentile(waits, 99),
                 "handler_p50_ms": percentile(totals, 50), "handler_p99_ms": percentile(totals, 99)}
 
-    def run(self, series):
+    def real_prometheus_phase(self):
+        """pods/* over the 100 bench pods against a real Prometheus (the Debian package)
+        scraping an exporter of their GPU utilisation every second: what an HPA's request costs
+        end to end, Prometheus's query engine included. Independent of the series count."""
+        exporter = harness.FunctionExporter(bench_pods_exposition)
+        prometheus = harness.Prometheus(self.procs, exporter.port)
+        prometheus.wait_for_series('DCGM_FI_DEV_GPU_UTIL{namespace="bench"}', PODS)
+        process, port, began = self.start_adapter("real-prometheus", prometheus.url, "1h", 0)
+        self.poll(process, port, began, PODS_PATH, lambda status, body: status == 200
+                  and len(json.loads(body)["items"]) == PODS, "pods/* with %d pods" % PODS)
+        runs = {pool: [] for pool in sorted({self.args.latency_connections,
+                                             self.args.connections})}
+        for _ in range(self.args.runs):
+            for pool in runs:
+                runs[pool].append(self.wrk(port, PODS_PATH, pool, self.args.seconds,
+                                           lambda: cpu_seconds(process.pid)))
+        self.procs.stop(process)
+        self.procs.stop(prometheus.process)
+        exporter.stop()
+        return {"pods_c%d" % pool: {key: statistics.median(v[key] for v in values)
+                                    for key in values[0]} for pool, values in runs.items()}
+
+    def run(self, series, real_prometheus):
         prometheus, url = self.start_prometheus(series)
         result = {"series": series}
         result.update(self.discovery_phase(series, url))
@@ -338,7 +360,19 @@ class Bench:
             result.update(self.load_phase(series, url))
             result["split"] = self.split_phase(series, url)
         self.procs.stop(prometheus)
+        if real_prometheus and not self.args.skip_load:
+            result["real_prometheus"] = self.real_prometheus_phase()
         return result
+
+
+def bench_pods_exposition():
+    """DCGM_FI_DEV_GPU_UTIL of the bench pods, one GPU each, as dcgm-exporter labels it."""
+    lines = ["# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    for i in range(PODS):
+        lines.append('DCGM_FI_DEV_GPU_UTIL{gpu="%d",UUID="GPU-%08x",Hostname="gpu-node-%d",'
+                     'modelName="Tesla T4",container="app",namespace="bench",pod="bench-pod-%d"}'
+                     ' %d' % (i % 8, i, i // 8, i, (i * 7) % 100))
+    return "\n".join(lines) + "\n"
 
 
 def wrk(port, path, connections, seconds, server_cpu=None):
@@ -408,8 +442,8 @@ def main():
     bench = Bench(args)
     results = []
     try:
-        for series in [int(s) for s in args.sizes.split(",")]:
-            results.append(bench.run(series))
+        for index, series in enumerate(int(s) for s in args.sizes.split(",")):
+            results.append(bench.run(series, real_prometheus=index == 0))
             print(json.dumps(results[-1]), file=sys.stderr)
     finally:
         bench.procs.stop_all()
