@@ -14,6 +14,7 @@
 #include "app/config_reloader.h"
 #include "app/logging.h"
 #include "app/periodic_task.h"
+#include "app/process_tuning.h"
 #include "app/rest_mapping_refresher.h"
 #include "metrics_adapter/api/request_pipeline.h"
 #include "metrics_adapter/api/resource_metrics_handler.h"
@@ -218,7 +219,9 @@ class Adapter {
     spdlog::info("loaded {} of {} rules and {} forecast rules from {}", rule_set->rules.size(),
                  config.rules.size() + config.external_rules.size(), config.forecast_rules.size(),
                  options_.config_file);
-    relister_ = std::make_shared<discovery::Relister>(rule_set, options_.relist, self_metrics_);
+    discovery::RelistOptions relist = options_.relist;
+    relist.after_run = returnFreedMemory;
+    relister_ = std::make_shared<discovery::Relister>(rule_set, relist, self_metrics_);
     config_state_ = std::make_shared<ConfigState>(
         std::move(config), rule_set->mapper, backends_,
         [pool = backend_pool_](const config::AdapterConfig& next) { return pool->build(next); },

@@ -18,4 +18,6 @@ void tuneProcessForServing() {
   if (mallopt(M_ARENA_MAX, kMallocArenas) != 1) spdlog::warn("could not limit malloc arenas");
 }
 
+void returnFreedMemory() { malloc_trim(0); }
+
 }  // namespace metrics_adapter::app

@@ -235,6 +235,7 @@ void Relister::start() {
           schedule.running = std::async(std::launch::async, [this, name] {
             try {
               relistBackend(name);
+              if (options_.after_run) options_.after_run();
             } catch (const std::exception& e) {
               spdlog::error("relist of backend {} failed: {}", name, e.what());
             }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,9 @@ struct RelistOptions {
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};   // --metrics-max-age
   // The floor of seriesDeadline(); only tests lower it.
   std::chrono::milliseconds min_series_deadline = kMinSeriesDeadline;
+  // Called on the relist thread after each backend's run in the loop, outside every lock (the
+  // adapter gives the run's freed memory back to the OS there).
+  std::function<void()> after_run;
 };
 
 // The deadline of each /api/v1/series call of a relist: the relist interval, but at least

@@ -289,6 +289,32 @@ TEST_F(RelisterTest, AHungBackendDelaysOnlyItsOwnRulesAndReadinessWaitsForIt) {
   relister.stop();
 }
 
+TEST_F(RelisterTest, AfterRunIsCalledOnceARunsSnapshotIsIn) {
+  RelistOptions options;
+  std::mutex mutex;
+  std::vector<bool> served_then;  // whether the run's snapshot was in when after_run ran
+  std::shared_ptr<Relister> relister;
+  options.after_run = [&] {
+    std::lock_guard lock(mutex);
+    served_then.push_back(relister->snapshot()->findCustom("pods", "DCGM_FI_DEV_GPU_UTIL") !=
+                          nullptr);
+  };
+  relister = std::make_shared<Relister>(
+      ruleSet(kube::RestMapper::builtin().resources(), prometheus_), options);
+  relister->start();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    {
+      std::lock_guard lock(mutex);
+      if (!served_then.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  relister->stop();
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(served_then, std::vector<bool>{true});
+}
+
 TEST_F(RelisterTest, AnOptionalBackendIsNotWaitedForByReadiness) {
   auto hung = std::make_shared<HangingPrometheus>();
   RelistOptions options;
