@@ -116,7 +116,6 @@ pplx::task<size_t> BodyPipe::write(const std::uint8_t* data, std::size_t size) {
 
 void BodyPipe::append(const std::uint8_t* data, std::size_t size) {
   buffered_ += size;
-  written_ += size;
   if (!blocks_.empty()) {
     Block& back = blocks_.back();
     const std::size_t fits = std::min(size, back.capacity() - back.size());
@@ -125,8 +124,9 @@ void BodyPipe::append(const std::uint8_t* data, std::size_t size) {
     size -= fits;
   }
   if (size == 0) return;
-  // Blocks grow with the answer: a small answer takes a small block, a large one few large ones.
-  const std::size_t wanted = std::max(size, std::min(limit_ / 4, written_));
+  // Blocks grow with what is buffered: while the reader keeps up (a watch, a small answer) a
+  // block holds one write; once bytes pile up, a few large blocks hold them.
+  const std::size_t wanted = std::max(size, std::min(limit_ / 4, buffered_));
   Block block;
   while (!spares_.empty() && block.capacity() < wanted) {
     block = std::move(spares_.back());  // one too small is freed: blocks only grow
@@ -156,6 +156,8 @@ std::size_t BodyPipe::take(char* destination, std::size_t capacity) {
     blocks_.pop_front();
   }
   buffered_ -= copied;
+  // Drained: the reader keeps up, so one spare will do until bytes pile up again.
+  if (buffered_ == 0 && spares_.size() > 1) spares_.resize(1);
   return copied;
 }
 

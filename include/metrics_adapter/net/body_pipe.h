@@ -112,12 +112,11 @@ class BodyPipe final : public concurrency::streams::details::basic_streambuf<std
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   // The buffered bytes: blocks_.front() from read_offset_, then the other blocks whole. A block
-  // is appended to up to its capacity, and a drained one is kept in spares_ for the next: after
-  // the first `limit_` bytes the pipe allocates (and page-faults) nothing more.
+  // is appended to up to its capacity, and a drained one is kept in spares_ for the next, so a
+  // long answer read slower than it arrives allocates (and page-faults) its blocks once.
   std::deque<Block> blocks_;
   std::size_t read_offset_ = 0;
   std::size_t buffered_ = 0;
-  std::size_t written_ = 0;  // all bytes ever written: new blocks grow with it, up to limit_ / 4
   std::vector<Block> spares_;
   // Writes that took the buffer past limit_, with their sizes: completed once it is at limit_ / 2.
   std::vector<ParkedWrite> parked_;
