@@ -55,12 +55,19 @@ class FindingsBuilder {
   // previous series' names, as they mostly are.
   const std::vector<const Resource*>& resourcesFor(
       const std::vector<std::string_view>& label_names);
+  bool sameAsLastLabels(const std::vector<std::string_view>& label_names) const;
 
   const CompiledRule& rule_;
   std::shared_ptr<RuleFindings> findings_ = std::make_shared<RuleFindings>();
   TextMap<NameEntry> names_;
   TextMap<Resource> label_resources_;
-  std::vector<std::string> last_label_names_;
+  // The last name looked up, as the key in names_ (nodes never move): Prometheus sorts series
+  // by name, so consecutive series mostly share it and skip hashing.
+  const std::string* last_name_ = nullptr;
+  NameEntry* last_entry_ = nullptr;
+  // The previous series' label names, back to back, and their sizes.
+  std::string last_label_text_;
+  std::vector<std::size_t> last_label_sizes_;
   std::vector<const Resource*> last_resources_;
   bool have_last_labels_ = false;
 };

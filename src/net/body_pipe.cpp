@@ -7,53 +7,56 @@
 
 namespace metrics_adapter::net {
 
+BodyPipe::BodyPipe(std::size_t limit) : limit_(std::max<std::size_t>(limit, 2)) {}
+
 BodyPipe::ReadResult BodyPipe::read(char* destination, std::size_t capacity,
                                     std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
+  reader_waiting_ = true;
   const bool ready = changed_.wait_until(lock, deadline, [&] {
-    return error_ != nullptr || !pending_.empty() || finished_ || abandoned_;
+    return error_ != nullptr || buffered_ != 0 || finished_ || abandoned_;
   });
+  reader_waiting_ = false;
   if (!ready) return {ReadStatus::kTimedOut, 0, nullptr};
   if (error_ != nullptr) return {ReadStatus::kFailed, 0, error_};
-  if (pending_.empty() || abandoned_) return {ReadStatus::kEnd, 0, nullptr};
+  if (buffered_ == 0 || abandoned_) return {ReadStatus::kEnd, 0, nullptr};
 
-  PendingWrite& front = pending_.front();
-  const std::size_t count = std::min(capacity, front.size - front.offset);
-  std::memcpy(destination, front.data + front.offset, count);
-  front.offset += count;
-  if (front.offset < front.size) return {ReadStatus::kData, count, nullptr};
-
-  PendingWrite consumed = std::move(front);
-  pending_.pop_front();
+  const std::size_t count = take(destination, capacity);
+  std::vector<ParkedWrite> resumed;
+  if (buffered_ <= limit_ / 2) resumed.swap(parked_);
   lock.unlock();
-  consumed.done.set(consumed.size);
+  settle(resumed, nullptr);
   return {ReadStatus::kData, count, nullptr};
 }
 
 void BodyPipe::finish(std::exception_ptr error) {
-  std::deque<PendingWrite> dropped;
+  std::vector<ParkedWrite> dropped;
   {
     std::lock_guard lock(mutex_);
     finished_ = true;
     if (error != nullptr && error_ == nullptr) {
       error_ = std::move(error);
-      dropped.swap(pending_);
+      blocks_.clear();
+      buffered_ = 0;
+      dropped.swap(parked_);
     }
   }
   changed_.notify_all();
-  failWrites(dropped, std::make_exception_ptr(std::runtime_error("response failed")));
+  settle(dropped, std::make_exception_ptr(std::runtime_error("response failed")));
 }
 
 void BodyPipe::abandon() {
-  std::deque<PendingWrite> dropped;
+  std::vector<ParkedWrite> dropped;
   {
     std::lock_guard lock(mutex_);
     abandoned_ = true;
-    dropped.swap(pending_);
+    blocks_.clear();
+    spares_.clear();
+    buffered_ = 0;
+    dropped.swap(parked_);
   }
   changed_.notify_all();
-  failWrites(dropped,
-             std::make_exception_ptr(std::runtime_error("response abandoned by its reader")));
+  settle(dropped, std::make_exception_ptr(std::runtime_error("response abandoned by its reader")));
 }
 
 bool BodyPipe::can_write() const {
@@ -72,24 +75,18 @@ pplx::task<void> BodyPipe::close(std::ios_base::openmode mode, std::exception_pt
 }
 
 pplx::task<BodyPipe::int_type> BodyPipe::putc(std::uint8_t ch) {
-  PendingWrite write;
-  write.copy = std::make_shared<std::vector<std::uint8_t>>(1, ch);
-  return enqueue(std::move(write)).then([ch](size_t written) {
-    return written == 1 ? static_cast<int_type>(ch) : traits::eof();
-  });
+  return write(&ch, 1).then(
+      [ch](size_t written) { return written == 1 ? static_cast<int_type>(ch) : traits::eof(); });
 }
 
 pplx::task<size_t> BodyPipe::putn(const std::uint8_t* ptr, size_t count) {
-  PendingWrite write;
-  write.copy = std::make_shared<std::vector<std::uint8_t>>(ptr, ptr + count);
-  return enqueue(std::move(write));
+  return write(ptr, count);
 }
 
 pplx::task<size_t> BodyPipe::putn_nocopy(const std::uint8_t* ptr, size_t count) {
-  PendingWrite write;
-  write.data = ptr;
-  write.size = count;
-  return enqueue(std::move(write));
+  // Copied all the same: the bytes must outlive the write only until it completes, and it
+  // completes at once while the buffer has room.
+  return write(ptr, count);
 }
 
 std::exception_ptr BodyPipe::exception() const {
@@ -97,27 +94,81 @@ std::exception_ptr BodyPipe::exception() const {
   return error_;
 }
 
-pplx::task<size_t> BodyPipe::enqueue(PendingWrite write) {
-  if (write.copy) {
-    write.data = write.copy->data();
-    write.size = write.copy->size();
-  }
-  if (write.size == 0) return pplx::task_from_result<size_t>(0);
+pplx::task<size_t> BodyPipe::write(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return pplx::task_from_result<size_t>(0);
   std::unique_lock lock(mutex_);
   if (auto refusal = writeRefusal()) {
     lock.unlock();
     // An exception, not 0 bytes: the HTTP client would retry a 0-byte write forever.
     return pplx::task_from_exception<size_t>(refusal);
   }
-  auto task = pplx::create_task(write.done);
-  pending_.push_back(std::move(write));
+  append(data, size);
+  const bool wake = reader_waiting_;
+  pplx::task<size_t> done = pplx::task_from_result<size_t>(size);
+  if (buffered_ > limit_) {
+    parked_.push_back({pplx::task_completion_event<size_t>(), size});
+    done = pplx::create_task(parked_.back().done);
+  }
   lock.unlock();
-  changed_.notify_all();
-  return task;
+  if (wake) changed_.notify_one();
+  return done;
 }
 
-void BodyPipe::failWrites(const std::deque<PendingWrite>& writes, const std::exception_ptr& error) {
-  for (const auto& write : writes) write.done.set_exception(error);
+void BodyPipe::append(const std::uint8_t* data, std::size_t size) {
+  buffered_ += size;
+  if (!blocks_.empty()) {
+    Block& back = blocks_.back();
+    const std::size_t fits = std::min(size, back.capacity() - back.size());
+    back.insert(back.end(), data, data + fits);
+    data += fits;
+    size -= fits;
+  }
+  if (size == 0) return;
+  // Blocks grow with what is buffered: while the reader keeps up (a watch, a small answer) a
+  // block holds one write; once bytes pile up, a few large blocks hold them.
+  const std::size_t wanted = std::max(size, std::min(limit_ / 4, buffered_));
+  Block block;
+  while (!spares_.empty() && block.capacity() < wanted) {
+    block = std::move(spares_.back());  // one too small is freed: blocks only grow
+    spares_.pop_back();
+  }
+  block.reserve(wanted);
+  block.assign(data, data + size);
+  blocks_.push_back(std::move(block));
+}
+
+std::size_t BodyPipe::take(char* destination, std::size_t capacity) {
+  std::size_t copied = 0;
+  while (copied < capacity && !blocks_.empty()) {
+    Block& front = blocks_.front();
+    const std::size_t count = std::min(capacity - copied, front.size() - read_offset_);
+    std::memcpy(destination + copied, front.data() + read_offset_, count);
+    copied += count;
+    read_offset_ += count;
+    if (read_offset_ < front.size()) break;
+    read_offset_ = 0;
+    if (blocks_.size() == 1) {
+      front.clear();  // stays the block the writer appends to
+      break;
+    }
+    front.clear();
+    spares_.push_back(std::move(front));
+    blocks_.pop_front();
+  }
+  buffered_ -= copied;
+  // Drained: the reader keeps up, so one spare will do until bytes pile up again.
+  if (buffered_ == 0 && spares_.size() > 1) spares_.resize(1);
+  return copied;
+}
+
+void BodyPipe::settle(const std::vector<ParkedWrite>& writes, const std::exception_ptr& error) {
+  for (const auto& write : writes) {
+    if (error != nullptr) {
+      write.done.set_exception(error);
+    } else {
+      write.done.set(write.size);
+    }
+  }
 }
 
 std::exception_ptr BodyPipe::writeRefusal() const {

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "metrics_adapter/text/utf8.h"
 #include "prometheus/response_parsing.h"
 
@@ -71,9 +75,25 @@ constexpr std::string_view kUnexpected = "unexpected Prometheus series answer: "
 // Bytes that end a plain run inside a string: '"', '\', control characters and non-ASCII.
 constexpr bool isSpecial(unsigned char c) { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80; }
 
-// The first special byte in [p, end), or end; eight bytes at a time. In each test below a
-// flag can be wrong only in a byte above a byte rightly flagged, so the lowest flag is exact.
+// The first special byte in [p, end), or end: sixteen bytes at a time with SSE2 (every x86-64
+// has it; a signed byte below 0x20 is a control character or, negative, non-ASCII), else eight
+// at a time in a 64-bit word. In each word test a flag can be wrong only in a byte above a byte
+// rightly flagged, so the lowest flag is exact.
 const char* findSpecial(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                     _mm_cmplt_epi8(x, space));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return p + std::countr_zero(mask);
+    p += 16;
+  }
+#endif
   if constexpr (std::endian::native == std::endian::little) {
     constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
     constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
@@ -121,6 +141,13 @@ void SeriesScanner::feed(std::string_view chunk) {
   while (p < end) {
     switch (lexeme_) {
       case Lexeme::kNone:
+        if (*p == '"' && expectsLabelKey()) {
+          const char* const after = scanLabels(p, end);
+          if (after != p) {
+            p = after;
+            break;
+          }
+        }
         p = structural(p);
         break;
       case Lexeme::kString:
@@ -192,6 +219,43 @@ const char* SeriesScanner::structural(const char* p) {
   }
   if (frames_.empty()) fail(std::string(kUnexpected) + "not a JSON object");
   return p;
+}
+
+bool SeriesScanner::expectsLabelKey() const {
+  return (expect_ == Expect::kKeyOrClose || expect_ == Expect::kKey) &&
+         frames_.back() == (kSeries | kObjectBit);
+}
+
+// The shortcut for what nearly every series is made of: "name":"value" pairs of plain ASCII
+// (no escapes, no control characters), with no whitespace around ':' and ','. Such a pair needs
+// none of the byte-by-byte state, so it is taken whole, straight from the chunk; anything else
+// (and a pair cut by the end of the chunk) is left where it starts for the general path, which
+// then reads it, reports its errors or keeps its state across chunks. `p` is at the '"' of a key.
+const char* SeriesScanner::scanLabels(const char* p, const char* const end) {
+  while (true) {
+    const char* const key = p + 1;
+    const char* const key_end = findSpecial(key, end);
+    if (end - key_end < 3 || key_end[0] != '"' || key_end[1] != ':' || key_end[2] != '"') return p;
+    const char* const value = key_end + 3;
+    const char* const value_end = findSpecial(value, end);
+    if (value_end == end || *value_end != '"') return p;
+
+    const std::string_view name(key, static_cast<std::size_t>(key_end - key));
+    tick();  // the key
+    if (name == "__name__") {
+      metric_name_.assign(value, value_end);
+    } else {
+      if (label_spans_.size() >= kMaxLabelsPerSeries) failTooManyLabels();
+      label_spans_.emplace_back(label_text_.size(), name.size());
+      label_text_.append(name);
+    }
+    tick();  // the value
+    expect_ = Expect::kCommaOrClose;
+    p = value_end + 1;
+    if (end - p < 2 || p[0] != ',' || p[1] != '"') return p;
+    expect_ = Expect::kKey;
+    ++p;
+  }
 }
 
 void SeriesScanner::beginString(const char* p) {
@@ -417,10 +481,7 @@ void SeriesScanner::endString() {
       }
       break;
     case StringRole::kLabelValue:
-      if (label_spans_.size() >= kMaxLabelsPerSeries) {
-        fail(std::string(kUnexpected) + "a series has more than " +
-             std::to_string(kMaxLabelsPerSeries) + " labels");
-      }
+      if (label_spans_.size() >= kMaxLabelsPerSeries) failTooManyLabels();
       label_spans_.emplace_back(key_start_, label_text_.size() - key_start_);
       break;
     case StringRole::kWarning:
@@ -557,6 +618,11 @@ SeriesAnswer SeriesScanner::finish() {
 void SeriesScanner::syntaxError(const char* p, std::string_view what) const {
   fail("cannot decode Prometheus series answer: " + std::string(what) + " at byte " +
        std::to_string(consumed_ + static_cast<std::size_t>(p - chunk_start_)));
+}
+
+void SeriesScanner::failTooManyLabels() {
+  fail(std::string(kUnexpected) + "a series has more than " + std::to_string(kMaxLabelsPerSeries) +
+       " labels");
 }
 
 void SeriesScanner::fail(const std::string& message) {

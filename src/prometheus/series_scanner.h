@@ -59,6 +59,8 @@ class SeriesScanner {
   };
 
   const char* structural(const char* p);
+  bool expectsLabelKey() const;
+  const char* scanLabels(const char* p, const char* end);
   const char* scanString(const char* p, const char* end);
   const char* stringSlowByte(const char* p);
   void escapeByte(const char* p);
@@ -78,6 +80,7 @@ class SeriesScanner {
     if (has_token_hook_) on_token_();
   }
   [[noreturn]] void syntaxError(const char* p, std::string_view what) const;
+  [[noreturn]] static void failTooManyLabels();
   [[noreturn]] static void fail(const std::string& message);
 
   const SeriesVisitor& visitor_;

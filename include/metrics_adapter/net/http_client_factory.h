@@ -19,8 +19,9 @@ struct HttpClientSettings {
 
 // A cpprestsdk client for HttpCall: redirects are not followed (a followed redirect would deliver
 // its body outside the response stream HttpCall reads), and every new TLS connection is set up by
-// configureTlsContext, so renewed certificate files apply. Throws std::invalid_argument for a
-// malformed origin.
+// configureTlsContext, so renewed certificate files apply. The first call sizes cpprestsdk's
+// shared thread pool to two threads (see http_client_factory.cpp). Throws std::invalid_argument
+// for a malformed origin.
 std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientSettings& settings);
 
 }  // namespace metrics_adapter::net

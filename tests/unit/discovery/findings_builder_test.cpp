@@ -95,5 +95,39 @@ TEST(FindingsBuilderTest, NamesAreLookedUpByContentAndCopiedWhenKept) {
   EXPECT_EQ(findings->metrics.at("gpu_temp").series_name, "gpu_temp");
 }
 
+std::vector<std::string> pluralsOf(const RuleFindings& findings, const std::string& metric) {
+  std::vector<std::string> plurals;
+  for (const auto& resource : findings.metrics.at(metric).resources) {
+    plurals.push_back(resource.plural);
+  }
+  std::sort(plurals.begin(), plurals.end());
+  return plurals;
+}
+
+TEST(FindingsBuilderTest, LabelNamesOfTheSameSizesAreComparedByContent) {
+  const kube::RestMapper mapper = kube::RestMapper::builtin();
+  auto rule = gpuRule(mapper);
+  FindingsBuilder builder(*rule);
+  // Back to back in one reused buffer, as the series scanner passes them.
+  std::string text = "podnamespace";
+  const std::string_view view(text);
+  builder.add("gpu_a", {view.substr(0, 3), view.substr(3)});
+  text = "xyzfoobarbaz";  // the same sizes and addresses, other names
+  builder.add("gpu_b", {view.substr(0, 3), view.substr(3)});
+  // Apart in memory.
+  const std::string pod = "pod";
+  const std::string namespace_label = "namespace";
+  builder.add("gpu_c", {pod, namespace_label});
+  const std::string pox = "pox";
+  builder.add("gpu_d", {pox, namespace_label});
+  builder.add("gpu_a", {pod, namespace_label});  // a name seen before the previous one
+  auto findings = builder.finish();
+  EXPECT_EQ(pluralsOf(*findings, "gpu_a"), (std::vector<std::string>{"namespaces", "pods"}));
+  EXPECT_TRUE(findings->metrics.at("gpu_b").resources.empty());
+  EXPECT_EQ(pluralsOf(*findings, "gpu_c"), (std::vector<std::string>{"namespaces", "pods"}));
+  EXPECT_EQ(pluralsOf(*findings, "gpu_d"), (std::vector<std::string>{"namespaces"}));
+  EXPECT_EQ(findings->series_seen, 5u);
+}
+
 }  // namespace
 }  // namespace metrics_adapter::discovery

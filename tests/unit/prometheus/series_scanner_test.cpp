@@ -147,5 +147,67 @@ TEST(SeriesScannerTest, ReusesNoTextFromThePreviousSeries) {
   EXPECT_EQ(scan(body, 1), expected);
 }
 
+// Plain "name":"value" pairs are taken whole from the chunk; the others (escapes, non-ASCII,
+// whitespace, a pair cut by the chunk's end) byte by byte. Both kinds in one series, cut
+// anywhere, give the same names in the same order.
+TEST(SeriesScannerTest, PlainAndOtherPairsMixInOneSeries) {
+  const std::string body =
+      answerWith(R"({"a":"1","bc":"2","d":"é","e" : "3","__name__":"plain","f":"caf)"
+                 "Ã©"
+                 R"(","g":"4"},{"h":"5","__name__":"name","i":"6"},)"
+                 R"({"__name__":"first","j":"7","__name__":"second"},{"k":"","":"8"})");
+  const std::vector<Seen> expected = {
+      {"plain", {"a", "bc", "d", "e", "f", "g"}},
+      {"name", {"h", "i"}},
+      {"second", {"j"}},
+      {"", {"k", ""}},
+  };
+  for (std::size_t piece = 0; piece <= 9; ++piece) {
+    EXPECT_EQ(scan(body, piece), expected) << "pieces of " << piece;
+  }
+  for (std::size_t cut = 1; cut < body.size(); ++cut) {
+    std::vector<Seen> seen;
+    const SeriesVisitor visitor = collectInto(seen);
+    const std::function<void()> no_hook;
+    SeriesScanner scanner(visitor, no_hook);
+    scanner.feed(std::string_view(body).substr(0, cut));
+    scanner.feed(std::string_view(body).substr(cut));
+    scanner.finish();
+    EXPECT_EQ(seen, expected) << "cut at " << cut;
+  }
+}
+
+TEST(SeriesScannerTest, ErrorsRightAfterPlainPairsNameTheirByte) {
+  struct Case {
+    std::string series;
+    std::string bad;  // the text that starts with the byte the error names
+  };
+  const Case cases[] = {
+      {R"({"a":"1","b":"2",})", "}"},
+      {R"({"a":"1","b":"2" "c":"3"})", R"("c")"},
+      {R"({"a":"1","b":"2":"c"})", R"(:"c")"},
+      {R"({"a":"1","b":"2"]})", "]"},
+  };
+  for (const auto& [series, bad] : cases) {
+    const std::string body = answerWith(series);
+    const std::string message = rejection(body);
+    const std::size_t offset = body.find(bad, body.find(R"("2")"));
+    EXPECT_NE(message.find("at byte " + std::to_string(offset)), std::string::npos)
+        << series << ": " << message;
+  }
+}
+
+TEST(SeriesScannerTest, MoreThanTenThousandLabelsIsABadResponse) {
+  auto series = [](std::size_t labels) {
+    std::string text = R"({"__name__":"up")";
+    for (std::size_t i = 0; i < labels; ++i) text += ",\"l" + std::to_string(i) + "\":\"v\"";
+    return answerWith(text + "}");
+  };
+  EXPECT_EQ(scan(series(10000)).at(0).labels.size(), 10000u);
+  EXPECT_EQ(scan(series(10000), 7).at(0).labels.size(), 10000u);
+  const std::string message = rejection(series(10001));
+  EXPECT_NE(message.find("more than 10000 labels"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace metrics_adapter::prometheus
