@@ -1,7 +1,9 @@
 // A stand-in for the Prometheus HTTP API, fast enough not to be what a benchmark measures.
 //
 //   /api/v1/series  N synthetic dcgm-exporter GPU series (whatever match[] asks), generated and
-//                   streamed with chunked encoding, never held whole.
+//                   streamed with chunked encoding, never held whole: in 64 KB chunks, or
+//                   with --one-chunk true as one chunk, as Prometheus (Go net/http) sends it;
+//                   gzipped in 2 KiB chunks when the client asks for gzip, as Prometheus does.
 //   /api/v1/query   an instant vector with one sample per pod the PromQL names through its
 //                   pod matcher (pod="a", pod=~"a|b|c", or pod!="" for every bench pod). For
 //                   the resource rules' container queries (config/resource-rules.yaml, grouped
@@ -18,6 +20,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <zlib.h>
 // clang-format on
 #include <algorithm>
 #include <atomic>
@@ -26,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -44,6 +48,7 @@ struct Options {
   unsigned short port = 0;
   std::size_t series = 10000;
   bench::SeriesShape shape;
+  bool one_chunk = false;  // the series answer as one HTTP chunk, as Prometheus sends it
 };
 
 struct Counters {
@@ -93,23 +98,94 @@ void writeChunk(tcp::socket& socket, const std::string& data) {
   asio::write(socket, buffers);
 }
 
+// Calls write(piece) with the series answer in pieces of about 64 KB.
+template <class Write>
+void produceSeriesAnswer(const Options& options, const Write& write) {
+  std::string piece = R"({"status":"success","data":[)";
+  piece.reserve(70000);
+  for (std::size_t i = 0; i < options.series; ++i) {
+    if (i > 0) piece += ',';
+    bench::appendSeries(piece, i, options.shape);
+    if (piece.size() >= 64000) {
+      write(piece);
+      piece.clear();
+    }
+  }
+  piece += "]}";
+  write(piece);
+}
+
+// The series answer gzipped as Prometheus's Go server does it (level 6), made once: the bench
+// measures the adapter inflating it, not the fake compressing 300 MB per relist.
+const std::string& gzippedSeriesAnswer(const Options& options) {
+  static std::once_flag once;
+  static std::string compressed;
+  std::call_once(once, [&] {
+    z_stream stream{};
+    constexpr int kGzipWindowBits = 15 + 16;  // 16: a gzip header and trailer
+    constexpr int kGoDefaultLevel = 6;
+    deflateInit2(&stream, kGoDefaultLevel, Z_DEFLATED, kGzipWindowBits, 8, Z_DEFAULT_STRATEGY);
+    std::string out(1 << 16, '\0');
+    const auto pump = [&](const std::string& piece, int flush) {
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
+      stream.avail_in = static_cast<uInt>(piece.size());
+      do {
+        stream.next_out = reinterpret_cast<Bytef*>(out.data());
+        stream.avail_out = static_cast<uInt>(out.size());
+        deflate(&stream, flush);
+        compressed.append(out.data(), out.size() - stream.avail_out);
+      } while (stream.avail_out == 0);
+    };
+    produceSeriesAnswer(options, [&](const std::string& piece) { pump(piece, Z_NO_FLUSH); });
+    pump(std::string(), Z_FINISH);
+    deflateEnd(&stream);
+  });
+  return compressed;
+}
+
+// Go's net/http writes a gzip writer's output through a 2 KiB buffer: one chunk per 2 KiB.
+void serveGzippedSeries(tcp::socket& socket, const Options& options, bool keep_alive) {
+  std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+      "Transfer-Encoding: chunked\r\n";
+  head += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  asio::write(socket, asio::buffer(head));
+  const std::string& body = gzippedSeriesAnswer(options);
+  constexpr std::size_t kGoChunk = 2048;
+  std::string framed;  // many chunks per socket write, to keep the fake's own CPU low
+  for (std::size_t at = 0; at < body.size(); at += kGoChunk) {
+    const std::size_t size = std::min(kGoChunk, body.size() - at);
+    char header[32];
+    const int length = std::snprintf(header, sizeof header, "%zx\r\n", size);
+    framed.append(header, static_cast<std::size_t>(length)).append(body, at, size).append("\r\n");
+    if (framed.size() >= 65536) {
+      asio::write(socket, asio::buffer(framed));
+      framed.clear();
+    }
+  }
+  framed += "0\r\n\r\n";
+  asio::write(socket, asio::buffer(framed));
+}
+
 void serveSeries(tcp::socket& socket, const Options& options, bool keep_alive) {
   std::string head =
       "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n";
   head += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
   asio::write(socket, asio::buffer(head));
-  std::string chunk = R"({"status":"success","data":[)";
-  chunk.reserve(70000);
-  for (std::size_t i = 0; i < options.series; ++i) {
-    if (i > 0) chunk += ',';
-    bench::appendSeries(chunk, i, options.shape);
-    if (chunk.size() >= 64000) {
-      writeChunk(socket, chunk);
-      chunk.clear();
-    }
+  if (options.one_chunk) {
+    // As Prometheus sends it: Go's net/http makes the one Write of the marshalled answer one
+    // chunk. Sized by a first pass, then streamed, so the fake still holds 64 KB at a time.
+    std::size_t size = 0;
+    produceSeriesAnswer(options, [&](const std::string& piece) { size += piece.size(); });
+    char header[32];
+    const int length = std::snprintf(header, sizeof header, "%zx\r\n", size);
+    asio::write(socket, asio::buffer(header, static_cast<std::size_t>(length)));
+    produceSeriesAnswer(
+        options, [&](const std::string& piece) { asio::write(socket, asio::buffer(piece)); });
+    asio::write(socket, asio::buffer("\r\n", 2));
+  } else {
+    produceSeriesAnswer(options, [&](const std::string& piece) { writeChunk(socket, piece); });
   }
-  chunk += "]}";
-  writeChunk(socket, chunk);
   asio::write(socket, asio::buffer("0\r\n\r\n", 5));
 }
 
@@ -193,7 +269,12 @@ void serveConnection(tcp::socket socket, const Options& options, Counters& count
     const bool keep_alive = request.keep_alive();
     if (path == "/api/v1/series") {
       ++counters.series_calls;
-      serveSeries(socket, options, keep_alive);
+      // As Prometheus: gzip when the client asks for it.
+      if (request[http::field::accept_encoding].find("gzip") != beast::string_view::npos) {
+        serveGzippedSeries(socket, options, keep_alive);
+      } else {
+        serveSeries(socket, options, keep_alive);
+      }
       if (!keep_alive) return;
       continue;
     }
@@ -243,8 +324,11 @@ int main(int argc, char** argv) {
           std::clamp<std::size_t>(numberArg(argv[i + 1]), 1, bench::kMaxMetrics);
     } else if (name == "--pods") {
       options.shape.pods = numberArg(argv[i + 1]);
+    } else if (name == "--one-chunk") {
+      options.one_chunk = std::string_view(argv[i + 1]) == "true";
     } else {
-      std::cerr << "usage: fake_prometheus [--port P] [--series N] [--metrics K] [--pods P]\n";
+      std::cerr << "usage: fake_prometheus [--port P] [--series N] [--metrics K] [--pods P] "
+                   "[--one-chunk true|false]\n";
       return 2;
     }
   }

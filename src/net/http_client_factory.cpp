@@ -37,6 +37,7 @@ std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientS
   config.set_timeout(settings.timeout);
   config.set_max_redirects(0);
   config.set_validate_certificates(settings.verify_server);
+  config.set_request_compressed_response(settings.compressed_responses);
   config.set_ssl_context_callback([tls = settings.tls](boost::asio::ssl::context& context) {
     configureTlsContext(context, tls);
   });

@@ -439,6 +439,9 @@ class Adapter:
             + ([] if delegated_auth else ["--authentication-mode=none"])
             + list(extra_args))
         self.procs = procs
+        # What one answer may take: the sanitizer build computes the forecast observer page
+        # (a backtest over days of history) ten times slower than Release, near 30 s.
+        self.answer_timeout = 120 if is_sanitized(binary) else 30
         self.base = "https://127.0.0.1:%d" % self.port
         self.ca_file = ca_file or os.path.join(self.cert_dir, "apiserver.crt")
         wait_until(lambda: self.get("/readyz")[0] == 200, timeout=60,
@@ -455,7 +458,8 @@ class Adapter:
         """(status, content type, body text) over real TLS."""
         request = urllib.request.Request(self.base + path, headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=30, context=self.ssl_context()) as r:
+            with urllib.request.urlopen(request, timeout=self.answer_timeout,
+                                        context=self.ssl_context()) as r:
                 return r.status, r.headers.get("Content-Type"), r.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.headers.get("Content-Type"), error.read().decode()

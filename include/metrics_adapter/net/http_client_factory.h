@@ -15,6 +15,8 @@ struct HttpClientSettings {
   std::chrono::milliseconds timeout{30000};
   TlsClientSettings tls;      // for https origins
   bool verify_server = true;  // false accepts any server certificate
+  // Accept-Encoding: gzip, deflate on every request, answers inflated as they arrive.
+  bool compressed_responses = false;
 };
 
 // A cpprestsdk client for HttpCall: redirects are not followed (a followed redirect would deliver

@@ -1,6 +1,7 @@
 #include "metrics_adapter/prometheus/prometheus_client.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -787,6 +788,60 @@ TEST(PrometheusClientSeriesTest, SendsMatchAndStartAndPassesNamesOnly) {
             R"({__name__=~"^container_.*",container!="POD"})");
   EXPECT_EQ(formValue(requests[0].query(), "start"), "1700000000.123");
   EXPECT_EQ(formValue(requests[0].query(), "timeout"), "");  // not a series parameter
+}
+
+// `text` gzipped, as Prometheus's Go server compresses an answer.
+std::string gzip(const std::string& text) {
+  z_stream stream{};
+  deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 64, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  deflate(&stream, Z_FINISH);
+  out.resize(out.size() - stream.avail_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+TEST(PrometheusClientSeriesTest, AsksForGzipAndParsesTheSmallChunksPrometheusSends) {
+  std::string answer = R"({"status":"success","data":[)";
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string name = "gpu_metric_" + std::to_string(i % 7);
+    answer += (i > 0 ? "," : "") + (R"({"__name__":")" + name + R"(","pod":"p)" +
+                                    std::to_string(i) + R"(","namespace":"n"})");
+    expected.insert(expected.end(), {name, "pod", "namespace"});
+  }
+  answer += "]}";
+  const std::string compressed = gzip(answer);
+  ASSERT_LT(compressed.size(), answer.size() / 4);
+  Reply reply;
+  reply.headers = {{"Content-Encoding", "gzip"}};
+  auto sent = std::make_shared<std::size_t>(0);
+  reply.chunks = [compressed, sent](std::string& chunk) {  // 2 KiB chunks, as Go's net/http
+    if (*sent >= compressed.size()) return false;
+    chunk = compressed.substr(*sent, 2048);
+    *sent += chunk.size();
+    return true;
+  };
+  FakePrometheus fake([reply](const RecordedRequest& request) {
+    return request.path() == "/api/v1/series" ? reply : json(kEmptyVector);
+  });
+  PrometheusClient client(optionsFor(fake));
+  std::vector<std::string> seen;
+  client.series("{__name__=~\"gpu_.*\"}", kAt, kGenerous,
+                [&](std::string_view name, const std::vector<std::string_view>& labels) {
+                  seen.emplace_back(name);
+                  for (const auto label : labels) seen.emplace_back(label);
+                });
+  EXPECT_EQ(seen, expected);
+  ASSERT_EQ(fake.requests().size(), 1u);
+  EXPECT_NE(fake.requests()[0].header("accept-encoding").find("gzip"), std::string::npos);
+
+  client.query("up", kAt, kGenerous);  // every call asks, as Go's client does
+  EXPECT_NE(fake.requests()[1].header("accept-encoding").find("gzip"), std::string::npos);
 }
 
 TEST(PrometheusClientSeriesTest, ErrorsAndNullData) {
