@@ -334,6 +334,8 @@ int main(int argc, char** argv) {
   }
   asio::io_context io;
   tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), options.port));
+  // Compressed before the port is printed: the first relist would otherwise wait for it.
+  gzippedSeriesAnswer(options);
   // The driver reads the port from the first line.
   std::cout << acceptor.local_endpoint().port() << std::endl;
   Counters counters;

@@ -14,6 +14,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -59,31 +60,30 @@ bool isParseError(const beast::error_code& ec) {
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
-HttpResponse handlerFailed(const HttpRequest& request, std::string_view what) {
+// What `handler` answers `request`, or a 500 (logged) when it throws.
+template <typename Handler>
+auto invokeGuarded(const Handler& handler, const HttpRequest& request)
+    -> decltype(handler(request)) {
+  std::string what;
+  try {
+    return handler(request);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "non-standard exception";
+  }
   spdlog::error("request handler failed for {} {}: {}", request.method, request.target, what);
   return statusResponse(500, "InternalError",
                         "Internal error occurred: the server could not handle the request");
 }
 
 HttpResponse invokeHandler(const ServerState& state, const HttpRequest& request) {
-  try {
-    return state.handlers.handler(request);
-  } catch (const std::exception& e) {
-    return handlerFailed(request, e.what());
-  } catch (...) {
-    return handlerFailed(request, "non-standard exception");
-  }
+  return invokeGuarded(state.handlers.handler, request);
 }
 
 std::optional<HttpResponse> invokeAtOnce(const ServerState& state, const HttpRequest& request) {
   if (!state.handlers.at_once) return std::nullopt;
-  try {
-    return state.handlers.at_once(request);
-  } catch (const std::exception& e) {
-    return handlerFailed(request, e.what());
-  } catch (...) {
-    return handlerFailed(request, "non-standard exception");
-  }
+  return invokeGuarded(state.handlers.at_once, request);
 }
 
 // A refusal the client should retry shortly, elsewhere or here: carries Retry-After.
