@@ -24,7 +24,7 @@ std::vector<std::string> relistedBackends(const RuleSet& rule_set) {
 
 Relister::Relister(std::shared_ptr<const RuleSet> rule_set, RelistOptions options,
                    std::shared_ptr<telemetry::SelfMetrics> self_metrics)
-    : options_(options),
+    : options_(std::move(options)),
       self_metrics_(self_metrics ? std::move(self_metrics)
                                  : std::make_shared<telemetry::SelfMetrics>()),
       rule_set_(std::move(rule_set)),

@@ -89,7 +89,7 @@ const char* findSpecial(const char* p, const char* end) {
     const __m128i special =
         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
                      _mm_cmplt_epi8(x, space));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
     if (mask != 0) return p + std::countr_zero(mask);
     p += 16;
   }

@@ -15,8 +15,9 @@ namespace metrics_adapter::server {
 // The Beast body of every answer the server writes: the answer's own bytes, or bytes shared
 // with other answers (HttpResponse::shared_body, a discovery document rendered once per
 // registry snapshot) and written from where they are, without a copy per answer.
+// The member names are those Beast's Body concept requires.
 struct ResponseBody {
-  struct value_type {
+  struct value_type {  // NOLINT(readability-identifier-naming)
     std::string owned;
     std::shared_ptr<const std::string> shared;
 
@@ -28,9 +29,9 @@ struct ResponseBody {
   static std::uint64_t size(const value_type& body) { return body.view().size(); }
 
   // Hands the whole body to the serializer as one buffer.
-  class writer {
+  class writer {  // NOLINT(readability-identifier-naming)
    public:
-    using const_buffers_type = boost::asio::const_buffer;
+    using const_buffers_type = boost::asio::const_buffer;  // NOLINT(readability-identifier-naming)
 
     template <bool kIsRequest, class Fields>
     writer(const boost::beast::http::header<kIsRequest, Fields>& /*header*/, const value_type& body)

@@ -74,7 +74,8 @@ class RecordingProxy:
             self.recorded.append(request)
 
     def _forward(self, method, target, header_lines, body):
-        """(status, content type, body) of the target's answer."""
+        """(status, content type, content encoding, body) of the target's answer: the body as
+        it came, compressed when the client asked for that and the target did."""
         connection_class = (http.client.HTTPSConnection if self.target.scheme == "https"
                             else http.client.HTTPConnection)
         connection = connection_class(self.target.hostname, self.target.port, timeout=30)
@@ -89,7 +90,8 @@ class RecordingProxy:
                 connection.putheader("Content-Length", str(len(body)))
             connection.endheaders(body or None)
             answer = connection.getresponse()
-            return answer.status, answer.getheader("Content-Type", ""), answer.read()
+            return (answer.status, answer.getheader("Content-Type", ""),
+                    answer.getheader("Content-Encoding"), answer.read())
         finally:
             connection.close()
 
@@ -116,12 +118,15 @@ class RecordingProxy:
                         subject = {k: v for rdn in certificate["subject"] for k, v in rdn}
                 proxy._record(RecordedRequest(self.command, self.path, header_lines, subject))
                 try:
-                    status, content_type, answer = proxy._forward(
+                    status, content_type, encoding, answer = proxy._forward(
                         self.command, self.path, header_lines, body)
                 except OSError as error:
-                    status, content_type, answer = 502, "text/plain", str(error).encode()
+                    status, content_type, encoding, answer = (502, "text/plain", None,
+                                                              str(error).encode())
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                if encoding:
+                    self.send_header("Content-Encoding", encoding)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
