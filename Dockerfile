@@ -18,7 +18,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake g++ make pkg-config ca-certificates \
       libcpprest-dev libboost-dev libboost-system-dev libssl-dev \
-      nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev \
+      nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libdeflate-dev libgtest-dev libgmock-dev \
       prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

@@ -10,7 +10,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcpprest-dev libboost-dev libboost-system-dev libssl-dev
-  nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libgtest-dev libgmock-dev prometheus-cpp-dev
+  nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libre2-dev libdeflate-dev libgtest-dev libgmock-dev prometheus-cpp-dev
   prometheus curl openssl python3
 )
 case ${1:-} in

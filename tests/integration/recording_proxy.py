@@ -24,6 +24,7 @@ class RecordedRequest:
         self.target = target
         self.header_lines = header_lines  # [(name as sent, value)] in order
         self.client_subject = client_subject  # {"commonName": ...} or None
+        self.answer_encoding = None  # the target answer's Content-Encoding, once it answered
 
     def values(self, name):
         """Every value of header `name` (any case), in order."""
@@ -116,13 +117,15 @@ class RecordingProxy:
                     certificate = self.connection.getpeercert()
                     if certificate:
                         subject = {k: v for rdn in certificate["subject"] for k, v in rdn}
-                proxy._record(RecordedRequest(self.command, self.path, header_lines, subject))
+                recorded = RecordedRequest(self.command, self.path, header_lines, subject)
+                proxy._record(recorded)
                 try:
                     status, content_type, encoding, answer = proxy._forward(
                         self.command, self.path, header_lines, body)
                 except OSError as error:
                     status, content_type, encoding, answer = (502, "text/plain", None,
                                                               str(error).encode())
+                recorded.answer_encoding = encoding
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 if encoding:

@@ -53,7 +53,7 @@ externalRules:
   backend: vm
 """
 
-PROCS = EXPORTER = PROMETHEUS = VICTORIA = PROXY = KUBE = ADAPTER = None
+PROCS = EXPORTER = PROMETHEUS = VICTORIA = PROXY = PROMETHEUS_PROXY = KUBE = ADAPTER = None
 CONFIG_PATH = None
 
 
@@ -78,7 +78,8 @@ def write_config(vm_url):
 
 
 def setUpModule():
-    global PROCS, EXPORTER, PROMETHEUS, VICTORIA, PROXY, KUBE, ADAPTER, CONFIG_PATH
+    global PROCS, EXPORTER, PROMETHEUS, VICTORIA, PROXY, PROMETHEUS_PROXY, KUBE, ADAPTER
+    global CONFIG_PATH
     PROCS = harness.Processes()
     try:
         EXPORTER = harness.Exporter(PROCS, mode="static")
@@ -88,10 +89,11 @@ def setUpModule():
             engine.wait_for_series("nvidia_gpu_duty_cycle", len(samples("nvidia_gpu_duty_cycle")))
             engine.wait_for_series("DCGM_FI_DEV_GPU_UTIL", len(samples("DCGM_FI_DEV_GPU_UTIL")))
         PROXY = RecordingProxy(VICTORIA.url)
+        PROMETHEUS_PROXY = RecordingProxy(PROMETHEUS.url)  # sees what the default backend sends
         KUBE = harness.FakeKube(PROCS, cluster_objects())
         CONFIG_PATH = os.path.join(PROCS.workdir, "backends.yaml")
         write_config(PROXY.url + "/?nocache=1")
-        ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url,
+        ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS_PROXY.url,
                                   extra_args=["--lister-kubeconfig=" + KUBE.kubeconfig])
         harness.wait_until(lambda: metric_names() >= {"pods/duty_cycle_current",
                                                       "pods/duty_cycle_from_vm"},
@@ -104,8 +106,9 @@ def setUpModule():
 
 def tearDownModule():
     PROCS.stop_all()
-    if PROXY:
-        PROXY.stop()
+    for proxy in (PROXY, PROMETHEUS_PROXY):
+        if proxy:
+            proxy.stop()
 
 
 def metric_names():
@@ -163,6 +166,15 @@ class BackendsTest(unittest.TestCase):
         self.assertEqual(200, status, body)
         got = {i["metricLabels"]["pod"]: i["value"] for i in body["items"]}
         self.assertEqual({pod: harness.milli_quantity(v) for pod, v in gpu.items()}, got)
+
+    def test_the_real_prometheus_answers_series_gzipped(self):
+        # Prometheus 2.42 (Debian 12's) compresses only for the exact token "gzip": what the
+        # adapter asks must be that, or the series answers (260 MB at 1M series) come plain.
+        series = [r for r in PROMETHEUS_PROXY.requests() if r.target.startswith("/api/v1/series")]
+        self.assertTrue(series, "no series request reached the default backend")
+        for request in series:
+            self.assertEqual(["gzip"], request.values("accept-encoding"), request.target)
+            self.assertEqual("gzip", request.answer_encoding, request.target)
 
     def test_tenant_headers_arrive_as_go_sends_them(self):
         ADAPTER.get_json(pods_request("duty_cycle_from_vm"))

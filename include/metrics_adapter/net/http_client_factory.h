@@ -15,7 +15,8 @@ struct HttpClientSettings {
   std::chrono::milliseconds timeout{30000};
   TlsClientSettings tls;      // for https origins
   bool verify_server = true;  // false accepts any server certificate
-  // Accept-Encoding: gzip, deflate on every request, answers inflated as they arrive.
+  // Accept-Encoding: gzip on every request; answers inflated and checked by GzipDecoder as they
+  // arrive.
   bool compressed_responses = false;
 };
 
