@@ -182,6 +182,9 @@ void Connection::readHeader() {
 void Connection::onHeader(const beast::error_code& ec) {
   request_began_ = std::chrono::steady_clock::now();
   if (ec) return onReadError(ec);
+  // A request without a body (every GET) is complete with its header: reading on would cost
+  // a timer, a composed operation and a hop through the queue for nothing.
+  if (parser_->is_done()) return dispatch();
   stream_.next_layer().expires_after(state_->options.header_timeout);
   http::async_read(
       stream_, buffer_, *parser_,
