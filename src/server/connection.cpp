@@ -172,6 +172,14 @@ void Connection::readHeader() {
   parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
       state_->options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
   parser_->body_limit(state_->options.max_body_bytes);
+  // A request usually comes whole in the idle read: parse it where it is, without another
+  // operation (a timer, a composed read, a hop through the queue). A header cut short leaves
+  // the bytes unconsumed (need_more), and the read below goes on from them.
+  if (buffer_.size() > 0) {
+    beast::error_code ec;
+    buffer_.consume(parser_->put(buffer_.data(), ec));
+    if (ec != http::error::need_more && (ec || parser_->is_header_done())) return onHeader(ec);
+  }
   stream_.next_layer().expires_after(state_->options.header_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](const beast::error_code& ec, std::size_t) {

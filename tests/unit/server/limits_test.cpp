@@ -8,6 +8,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
@@ -95,6 +96,7 @@ class LimitsTest : public ::testing::Test {
             return textResponse("late");
           }
           if (request.target == "/throw") throw std::runtime_error("secret detail");
+          if (request.target.rfind("/echo", 0) == 0) return textResponse(request.target);
           return textResponse("fast");
         },
         observer_);
@@ -234,6 +236,38 @@ TEST_F(LimitsTest, MalformedRequestGets400) {
   EXPECT_EQ(response.result_int(), 400u);
   EXPECT_EQ(calls_, 0);
   EXPECT_TRUE(observed({"400  "}));
+}
+
+// A request is parsed from the bytes the idle read brought when they hold the whole header,
+// and read on when they do not: every way a request can be cut is answered the same.
+TEST_F(LimitsTest, RequestsCutAnywhereOrPipelinedAreAnsweredInOrder) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  const auto answer = [&client] {
+    const auto [ec, response] = client.read();
+    EXPECT_FALSE(ec) << ec.message();
+    return response.body();
+  };
+
+  ASSERT_FALSE(client.writeRaw("GET /echo/cut HTTP/1.1\r\nHo"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(client.writeRaw("st: x\r\n\r\n"));
+  EXPECT_EQ(answer(), "/echo/cut");
+
+  ASSERT_FALSE(
+      client.writeRaw("GET /echo/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /echo/2 HTTP/1.1\r\nHost: x\r\n\r\nGET /echo/3 HTT"));
+  EXPECT_EQ(answer(), "/echo/1");
+  EXPECT_EQ(answer(), "/echo/2");
+  ASSERT_FALSE(client.writeRaw("P/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(answer(), "/echo/3");
+
+  ASSERT_FALSE(client.writeRaw("POST /echo/body HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_FALSE(client.writeRaw("body"));
+  EXPECT_EQ(answer(), "/echo/body");
+  EXPECT_EQ(calls_, 5);
 }
 
 TEST_F(LimitsTest, SlowHeaderIsClosedAfterHeaderTimeout) {
