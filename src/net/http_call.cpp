@@ -1,5 +1,6 @@
 #include "metrics_adapter/net/http_call.h"
 
+#include <cctype>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,17 @@ std::string describe(const std::exception_ptr& error) {
   } catch (...) {
     return "unknown error";
   }
+}
+
+// Content-Encoding names gzip ("gzip", any case, or the old alias "x-gzip").
+bool isGzip(std::string value) {
+  const auto blank = [](unsigned char c) { return c == ' ' || c == '\t'; };
+  while (!value.empty() && blank(value.back())) value.pop_back();
+  std::size_t first = 0;
+  while (first < value.size() && blank(value[first])) ++first;
+  value.erase(0, first);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return value == "gzip" || value == "x-gzip";
 }
 
 bool isTimeout(const std::exception_ptr& error) {
@@ -97,6 +109,10 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
   }
   status_ = response_.status_code();
   answered_ = true;
+  if (isGzip(header(web::http::header_names::content_encoding))) {
+    inflation_ = std::make_unique<Inflation>();
+    inflation_->wire.resize(kReadChunkBytes);
+  }
 }
 
 HttpCall::~HttpCall() {
@@ -116,6 +132,42 @@ std::string HttpCall::header(const std::string& name) const {
 }
 
 std::size_t HttpCall::read(char* destination, std::size_t capacity) {
+  return inflation_ ? readInflated(destination, capacity) : readWire(destination, capacity);
+}
+
+std::size_t HttpCall::readInflated(char* destination, std::size_t capacity) {
+  Inflation& in = *inflation_;
+  auto* out = reinterpret_cast<std::uint8_t*>(destination);
+  while (capacity > 0) {
+    if (in.pending == 0 && !in.wire_ended) {
+      in.at = 0;
+      in.pending = readWire(in.wire.data(), in.wire.size());
+      in.wire_total += in.pending;
+      in.wire_ended = in.pending == 0;
+    }
+    if (in.pending == 0) {
+      // An empty body is empty whatever its Content-Encoding says (a HEAD, a 204).
+      if (in.wire_total > 0 && !in.decoder.complete()) {
+        fail(CallFailure::Kind::kBrokenBody, "the gzip answer was cut short");
+      }
+      return 0;
+    }
+    GzipDecoder::Step step;
+    try {
+      step = in.decoder.decode(reinterpret_cast<const std::uint8_t*>(in.wire.data()) + in.at,
+                               in.pending, out, capacity);
+    } catch (const std::runtime_error& e) {
+      abandon();
+      fail(CallFailure::Kind::kBrokenBody, e.what());
+    }
+    in.at += step.consumed;
+    in.pending -= step.consumed;
+    if (step.produced > 0) return step.produced;
+  }
+  return 0;
+}
+
+std::size_t HttpCall::readWire(char* destination, std::size_t capacity) {
   if (ended_) return 0;
   const BodyPipe::ReadResult result = pipe_->read(destination, capacity, context_.deadline);
   failIfInterrupted();

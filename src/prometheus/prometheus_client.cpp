@@ -173,6 +173,15 @@ std::string replaceAll(std::string text, std::string_view secret, bool whole_tok
   return text;
 }
 
+// Series answers are asked gzipped ("Accept-Encoding: gzip", the exact token: Prometheus 2.42,
+// Debian 12's, does not compress for "gzip;q=0.5"). Prometheus's Go server sends an uncompressed
+// answer as one HTTP chunk, which cpprestsdk holds whole before passing any of it on (530 MiB
+// for a 1M-series relist); gzipped it comes in 2 KiB chunks, inflated by HttpCall and parsed as
+// they arrive, 35 times smaller on the wire. Query answers are small and wanted soon: gzip
+// cost Prometheus more time than it saved (pods/* p50 1.51 -> 1.75 ms against the real
+// Prometheus, docs/performance.md, "Round 3"), so they are asked plain.
+constexpr std::string_view kSeriesEndpoint = "/api/v1/series";
+
 // "/api/v1/series" -> "series": the endpoint label of the self-metrics.
 std::string_view endpointLabel(std::string_view endpoint) {
   return endpoint.substr(endpoint.rfind('/') + 1);
@@ -203,12 +212,6 @@ struct PrometheusClient::Impl {
     }
     net::HttpClientSettings client;
     client.origin = base.origin;
-    // Answers gzipped, as Go's client (prometheus-adapter's) asks for them. Prometheus's Go
-    // server sends an uncompressed answer as one HTTP chunk, which cpprestsdk holds whole
-    // before passing any of it on (530 MiB for a 1M-series relist); gzipped it comes in 2 KiB
-    // chunks that are inflated and parsed as they arrive, 35 times smaller on the wire
-    // (docs/performance.md, "Round 2").
-    client.compressed_responses = true;
     // cpprestsdk's timeout restarts with every network read; the per-call deadline is enforced
     // by HttpCall, this only bounds abandoned exchanges.
     client.timeout = options.client_timeout;
@@ -303,7 +306,7 @@ struct PrometheusClient::Impl {
     return std::min(timeout, options.client_timeout);
   }
 
-  web::http::http_request makeRequest(const HttpRequestSpec& spec) const {
+  web::http::http_request makeRequest(const HttpRequestSpec& spec, bool gzipped) const {
     web::http::http_request request(spec.verb == Verb::kPost ? web::http::methods::POST
                                                              : web::http::methods::GET);
     request.set_request_uri(web::uri(spec.target));
@@ -315,6 +318,9 @@ struct PrometheusClient::Impl {
     }
     if (!headers.has(web::http::header_names::user_agent)) {
       headers.add(web::http::header_names::user_agent, "metrics-adapter");
+    }
+    if (gzipped && !headers.has(web::http::header_names::accept_encoding)) {
+      headers.add(web::http::header_names::accept_encoding, "gzip");  // the exact token: below
     }
     if (const std::string value = authorization(); !value.empty()) {
       headers.add(web::http::header_names::authorization, value);
@@ -356,7 +362,7 @@ struct PrometheusClient::Impl {
           kTlsHint,
           [timeout](const net::CallFailure& f) { return callError(f, timeout); },
           canceller};
-      HttpCall call(*http, makeRequest(spec), std::move(context));
+      HttpCall call(*http, makeRequest(spec, endpoint == kSeriesEndpoint), std::move(context));
       auto result = handle(call);
       observe("success");
       spdlog::debug("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
@@ -463,7 +469,7 @@ void PrometheusClient::series(const std::string& selector, Clock::time_point sta
                               std::chrono::milliseconds timeout, const SeriesVisitor& visitor) {
   const auto effective = impl_->effectiveTimeout(timeout);
   const Params params{{"match[]", selector}, {"start", formatPrometheusTime(start)}};
-  impl_->run("/api/v1/series", params, effective, [&](HttpCall& call) {
+  impl_->run(kSeriesEndpoint, params, effective, [&](HttpCall& call) {
     if (!isSuccess(call.status())) throw impl_->errorAnswer(call);
     BodyStreamBuf body(call, kMaxSeriesTokenBytes);
     std::istream in(&body);

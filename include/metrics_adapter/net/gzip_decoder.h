@@ -37,6 +37,10 @@ class GzipDecoder {
   // Forgets the stream so far; the next byte is the start of a new stream.
   void reset();
 
+  // True when the last byte decoded ended a member (its trailer checked out): the stream may
+  // end here. False in the middle of a member, and before any byte.
+  bool complete() const { return part_ == Part::kBetweenMembers; }
+
  private:
   enum class Part { kHeader, kBody, kTrailer, kBetweenMembers };
   // Header fields after the fixed ten bytes, in the order RFC 1952 puts them.

@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrics_adapter/net/body_pipe.h"
 #include "metrics_adapter/net/call_canceller.h"
 #include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/done_signal.h"
+#include "metrics_adapter/net/gzip_decoder.h"
 
 namespace metrics_adapter::net {
 
@@ -61,9 +63,11 @@ class HttpCall {
   // The value of a response header (case-insensitive name), or "" when it is absent.
   std::string header(const std::string& name) const;
 
-  // Copies up to `capacity` body bytes; returns 0 at the end of the body. Throws the context's
-  // error for kTimeout past the deadline, kBrokenBody when the answer breaks off and
-  // kUnreachable when the context's canceller ended the call.
+  // Copies up to `capacity` body bytes; returns 0 at the end of the body. An answer with
+  // Content-Encoding: gzip (the caller asked with Accept-Encoding) is inflated here, straight
+  // into `destination`. Throws the context's error for kTimeout past the deadline, kBrokenBody
+  // when the answer breaks off or its gzip stream is damaged or cut short, and kUnreachable
+  // when the context's canceller ended the call.
   std::size_t read(char* destination, std::size_t capacity);
 
  private:
@@ -84,6 +88,9 @@ class HttpCall {
     bool refused_ = false;
   };
 
+  // The body's bytes as they came over the wire.
+  std::size_t readWire(char* destination, std::size_t capacity);
+  std::size_t readInflated(char* destination, std::size_t capacity);
   // Finishes the body pipe when cpprestsdk completes the exchange, then sets settled_.
   void settleWhenDone(const pplx::task<web::http::http_response>& answer);
   // Cancels the exchange and waits (bounded) until it settled.
@@ -102,6 +109,16 @@ class HttpCall {
   int status_ = 0;
   bool ended_ = false;
   bool abandoned_ = false;
+  // For a gzipped answer: the decoder and the compressed bytes read but not yet inflated.
+  struct Inflation {
+    GzipDecoder decoder;
+    std::vector<char> wire;
+    std::size_t at = 0;       // the first byte of `wire` not yet inflated
+    std::size_t pending = 0;  // bytes of `wire` from `at` not yet inflated
+    std::size_t wire_total = 0;
+    bool wire_ended = false;
+  };
+  std::unique_ptr<Inflation> inflation_;
   std::atomic<bool> interrupted_{false};
   std::atomic<bool> answered_{false};  // the status line and headers are in
   // Last: it is removed from the canceller before the members interrupt() uses are destroyed.

@@ -15,9 +15,6 @@ struct HttpClientSettings {
   std::chrono::milliseconds timeout{30000};
   TlsClientSettings tls;      // for https origins
   bool verify_server = true;  // false accepts any server certificate
-  // Accept-Encoding: gzip on every request; answers inflated and checked by GzipDecoder as they
-  // arrive.
-  bool compressed_responses = false;
 };
 
 // A cpprestsdk client for HttpCall: redirects are not followed (a followed redirect would deliver

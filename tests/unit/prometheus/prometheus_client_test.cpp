@@ -841,8 +841,35 @@ TEST(PrometheusClientSeriesTest, AsksForGzipAndParsesTheSmallChunksPrometheusSen
   // Exactly "gzip", as Go's client asks: Prometheus 2.42 does not compress for "gzip;q=0.5".
   EXPECT_EQ(fake.requests()[0].header("accept-encoding"), "gzip");
 
-  client.query("up", kAt, kGenerous);  // every call asks, as Go's client does
-  EXPECT_EQ(fake.requests()[1].header("accept-encoding"), "gzip");
+  client.query("up", kAt, kGenerous);  // small answers wanted soon: asked plain
+  EXPECT_EQ(fake.requests()[1].header("accept-encoding"), "");
+}
+
+// A gzipped answer damaged on the way or cut short fails the call, saying so: the series it held
+// are not handed on as if they were the whole answer.
+TEST(PrometheusClientSeriesTest, ADamagedOrCutGzipAnswerFailsTheCall) {
+  std::string answer = R"({"status":"success","data":[)";
+  for (int i = 0; i < 200; ++i) {
+    answer += (i > 0 ? "," : "") + (R"({"__name__":"gpu","pod":"p)" + std::to_string(i) + "\"}");
+  }
+  answer += "]}";
+  const std::string compressed = gzip(answer);
+  std::string damaged = compressed;
+  damaged[damaged.size() - 8] = static_cast<char>(damaged[damaged.size() - 8] ^ 1);
+  // Cut inside the trailer: every series is in, and the JSON is whole, but the check is not.
+  const std::string cut = compressed.substr(0, compressed.size() - 3);
+  for (const auto& [body, reason] :
+       {std::pair{damaged, "CRC-32 mismatch"}, std::pair{cut, "the gzip answer was cut short"}}) {
+    Reply reply;
+    reply.headers = {{"Content-Encoding", "gzip"}};
+    reply.body = body;
+    FakePrometheus fake(always(reply));
+    PrometheusClient client(optionsFor(fake));
+    const PrometheusError error =
+        errorOf([&] { client.series("gpu", kAt, kGenerous, [](auto, const auto&) {}); });
+    EXPECT_EQ(error.kind(), Kind::kBadResponse) << reason;
+    EXPECT_NE(std::string(error.what()).find(reason), std::string::npos) << error.what();
+  }
 }
 
 TEST(PrometheusClientSeriesTest, ErrorsAndNullData) {
