@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "unit/net/deflate_text.h"
+
 namespace metrics_adapter::net {
 namespace {
 
@@ -22,22 +24,7 @@ std::string seriesLikeText(int series) {
   return text + "]}";
 }
 
-// zlib with windowBits 15 + `wrapper` (16: gzip, as Go's writer; -30: raw deflate, no wrapper).
-std::string compress(const std::string& text, int window_bits) {
-  z_stream stream{};
-  deflateInit2(&stream, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 64, '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  deflate(&stream, Z_FINISH);
-  out.resize(out.size() - stream.avail_out);
-  deflateEnd(&stream);
-  return out;
-}
-
-std::string gzip(const std::string& text) { return compress(text, 15 + 16); }
+std::string gzip(const std::string& text) { return testing::deflateText(text); }
 
 std::string littleEndian32(std::uint32_t value) {
   std::string bytes;
@@ -62,7 +49,7 @@ std::string handMadeMember(const std::string& text, std::uint8_t flags) {
   if ((flags & 0x08U) != 0) member += std::string("answer.json\0", 12);  // FNAME
   if ((flags & 0x10U) != 0) member += std::string("a comment\0", 10);    // FCOMMENT
   if ((flags & 0x02U) != 0) member += "\x12\x34";                        // FHCRC
-  return member + compress(text, -15) + littleEndian32(zlibCrc(text)) +
+  return member + testing::deflateText(text, -15) + littleEndian32(zlibCrc(text)) +
          littleEndian32(static_cast<std::uint32_t>(text.size()));
 }
 

@@ -1,7 +1,6 @@
 #include "metrics_adapter/prometheus/prometheus_client.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +18,7 @@
 #include "metrics_adapter/telemetry/self_metrics.h"
 #include "metrics_adapter/text/ascii.h"
 #include "prometheus/request_headers.h"
+#include "unit/net/deflate_text.h"
 #include "unit/prometheus/fake_prometheus.h"
 
 namespace metrics_adapter::prometheus {
@@ -790,20 +790,7 @@ TEST(PrometheusClientSeriesTest, SendsMatchAndStartAndPassesNamesOnly) {
   EXPECT_EQ(formValue(requests[0].query(), "timeout"), "");  // not a series parameter
 }
 
-// `text` gzipped, as Prometheus's Go server compresses an answer.
-std::string gzip(const std::string& text) {
-  z_stream stream{};
-  deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 64, '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  deflate(&stream, Z_FINISH);
-  out.resize(out.size() - stream.avail_out);
-  deflateEnd(&stream);
-  return out;
-}
+std::string gzip(const std::string& text) { return net::testing::deflateText(text); }
 
 TEST(PrometheusClientSeriesTest, AsksForGzipAndParsesTheSmallChunksPrometheusSends) {
   std::string answer = R"({"status":"success","data":[)";
