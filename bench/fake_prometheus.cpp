@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "metrics_adapter/text/ascii.h"
 #include "synthetic_series.h"
 
 namespace {
@@ -120,10 +121,9 @@ void produceSeriesAnswer(const Options& options, const Write& write) {
 bool asksForGzip(std::string_view accept_encoding) {
   while (!accept_encoding.empty()) {
     const std::size_t comma = accept_encoding.find(',');
-    std::string_view token = accept_encoding.substr(0, comma);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    if (token == "gzip") return true;
+    if (metrics_adapter::text::trimAsciiSpace(accept_encoding.substr(0, comma)) == "gzip") {
+      return true;
+    }
     if (comma == std::string_view::npos) break;
     accept_encoding.remove_prefix(comma + 1);
   }

@@ -49,13 +49,6 @@ GzipDecoder::GzipDecoder() : inflater_(std::make_unique<Inflater>()) {}
 
 GzipDecoder::~GzipDecoder() = default;
 
-void GzipDecoder::reset() {
-  part_ = Part::kHeader;
-  field_ = HeaderField::kFixed;
-  field_bytes_ = 0;
-  trailer_bytes_ = 0;
-}
-
 GzipDecoder::Step GzipDecoder::decode(const std::uint8_t* input, std::size_t input_size,
                                       std::uint8_t* output, std::size_t output_size) {
   const std::uint8_t* in = input;
@@ -65,7 +58,7 @@ GzipDecoder::Step GzipDecoder::decode(const std::uint8_t* input, std::size_t inp
   while (true) {
     switch (part_) {
       case Part::kBetweenMembers:
-        if (in == in_end) return {input_size, static_cast<std::size_t>(out - output), true};
+        if (in == in_end) return {input_size, static_cast<std::size_t>(out - output)};
         part_ = Part::kHeader;
         [[fallthrough]];
       case Part::kHeader:

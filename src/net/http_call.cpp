@@ -1,10 +1,10 @@
 #include "metrics_adapter/net/http_call.h"
 
-#include <cctype>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
 
+#include "metrics_adapter/text/ascii.h"
 #include "net/connect_probe.h"
 
 namespace metrics_adapter::net {
@@ -45,14 +45,10 @@ std::string describe(const std::exception_ptr& error) {
 }
 
 // Content-Encoding names gzip ("gzip", any case, or the old alias "x-gzip").
-bool isGzip(std::string value) {
-  const auto blank = [](unsigned char c) { return c == ' ' || c == '\t'; };
-  while (!value.empty() && blank(value.back())) value.pop_back();
-  std::size_t first = 0;
-  while (first < value.size() && blank(value[first])) ++first;
-  value.erase(0, first);
-  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return value == "gzip" || value == "x-gzip";
+bool isGzip(std::string_view value) {
+  value = text::trimAsciiSpace(value);
+  return text::equalsIgnoringAsciiCase(value, "gzip") ||
+         text::equalsIgnoringAsciiCase(value, "x-gzip");
 }
 
 bool isTimeout(const std::exception_ptr& error) {

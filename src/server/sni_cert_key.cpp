@@ -8,18 +8,11 @@
 namespace metrics_adapter::server {
 namespace {
 
-std::string_view trimSpaces(std::string_view text) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 std::vector<std::string_view> splitOnComma(std::string_view text) {
   std::vector<std::string_view> parts;
   for (;;) {
     const std::size_t comma = text.find(',');
-    parts.push_back(trimSpaces(text.substr(0, comma)));
+    parts.push_back(text::trimAsciiSpace(text.substr(0, comma)));
     if (comma == std::string_view::npos) return parts;
     text.remove_prefix(comma + 1);
   }
@@ -33,7 +26,7 @@ SniCertKey parseSniCertKey(std::string_view value) {
   // reads, and a path cannot hold a ':'.
   const std::size_t colon = value.find(':');
   if (colon != std::string_view::npos) {
-    const std::string_view patterns = trimSpaces(value.substr(colon + 1));
+    const std::string_view patterns = text::trimAsciiSpace(value.substr(colon + 1));
     if (patterns.empty()) {
       throw std::invalid_argument("an empty list of domain patterns after ':'");
     }

@@ -21,7 +21,6 @@ class GzipDecoder {
   struct Step {
     std::size_t consumed = 0;  // input bytes used
     std::size_t produced = 0;  // output bytes written
-    bool finished = false;     // a member's trailer checked out and no input is left over
   };
 
   GzipDecoder();
@@ -33,9 +32,6 @@ class GzipDecoder {
   // then calls again with the rest and more room.
   Step decode(const std::uint8_t* input, std::size_t input_size, std::uint8_t* output,
               std::size_t output_size);
-
-  // Forgets the stream so far; the next byte is the start of a new stream.
-  void reset();
 
   // True when the last byte decoded ended a member (its trailer checked out): the stream may
   // end here. False in the middle of a member, and before any byte.

@@ -37,6 +37,14 @@ constexpr bool equalsIgnoringAsciiCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// `text` without the spaces, tabs, CRs and LFs at its ends (a header value, a list item).
+constexpr std::string_view trimAsciiSpace(std::string_view text) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 constexpr bool startsWithIgnoringAsciiCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&
          equalsIgnoringAsciiCase(text.substr(0, prefix.size()), prefix);

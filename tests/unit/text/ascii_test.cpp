@@ -63,6 +63,14 @@ TEST(StartsWithIgnoringAsciiCaseTest, ComparesThePrefixOnly) {
   EXPECT_FALSE(startsWithIgnoringAsciiCase("y-remote-group-a", "x-remote-group-"));
 }
 
+TEST(TrimAsciiSpaceTest, TrimsTheEndsOnly) {
+  EXPECT_EQ(trimAsciiSpace(" \t gzip\r\n"), "gzip");
+  EXPECT_EQ(trimAsciiSpace("a b"), "a b");
+  EXPECT_EQ(trimAsciiSpace(" \t\r\n"), "");
+  EXPECT_EQ(trimAsciiSpace(""), "");
+  EXPECT_EQ(trimAsciiSpace("\vx\f"), "\vx\f");  // only space, tab, CR and LF
+}
+
 static_assert(toLowerAscii('Q') == 'q' && toUpperAscii('q') == 'Q' && toLowerAscii('1') == '1');
 
 }  // namespace
