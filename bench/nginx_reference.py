@@ -112,12 +112,15 @@ class NginxReference:
         except OSError:
             return self.procs.log(self.process)[-2000:]
 
+    def pids(self):
+        """The master's and its workers'."""
+        with open("/proc/%d/task/%d/children" % (self.process.pid, self.process.pid)) as f:
+            return [self.process.pid] + [int(pid) for pid in f.read().split()]
+
     def cpu_seconds(self):
         """utime + stime of the master and its workers so far."""
-        with open("/proc/%d/task/%d/children" % (self.process.pid, self.process.pid)) as f:
-            pids = [self.process.pid] + [int(pid) for pid in f.read().split()]
         total = 0.0
-        for pid in pids:
+        for pid in self.pids():
             with open("/proc/%d/stat" % pid) as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / CLOCK_TICK

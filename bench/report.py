@@ -91,6 +91,8 @@ def nginx_rows(key):
             lambda r: (r["ratio_" + key]["server_cpu_us"],)),
         Row(key + ".client_cores", "  wrk's own CPU, ours / nginx (cores)", "%.2f",
             lambda r: (r[key]["client_cores"], r[nginx]["client_cores"])),
+        Row("allocations.discovery", "  mallocs per request, ours / nginx", "%.1f",
+            lambda r: (r["allocations"]["discovery"], r["allocations"]["nginx_discovery"])),
     ]
 
 

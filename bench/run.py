@@ -36,6 +36,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 import harness  # noqa: E402  (Processes, FakeKube, free_port, wait_until)
+import malloc_count  # noqa: E402
 import memory_breakdown  # noqa: E402
 import nginx_reference  # noqa: E402
 import report  # noqa: E402
@@ -258,13 +259,14 @@ class Bench:
                 pods_requests += pods["rps"] * self.args.seconds
                 runs[("pods", pool)].append(pods)
         stats = self.prometheus_stats(prometheus_url)
+        allocations = self.allocations(process, port, nginx)
         queries = stats["query_calls"] - stats_before["query_calls"]
         busy_us = stats["query_busy_us"] - stats_before["query_busy_us"]
         result = {"idle_rss_mib": idle, "idle_anon_mib": idle_anon, "idle_memory": idle_memory,
                   "rss_after_load_mib": proc_status(process.pid, "VmRSS"),
                   "prometheus_queries_per_pods_request": queries / max(pods_requests, 1),
                   "fake_prometheus_ms_per_query": busy_us / 1000.0 / max(queries, 1),
-                  "nginx_tls": nginx.tls}
+                  "nginx_tls": nginx.tls, "allocations": allocations}
         for (path, pool), values in runs.items():
             if values:
                 result["%s_c%d" % (path, pool)] = {
@@ -279,6 +281,19 @@ class Bench:
         nginx.stop()
         self.procs.stop(process)
         return result
+
+    def allocations(self, process, port, nginx):
+        """Mallocs per discovery request at --connections, ours and nginx's (bench/
+        malloc_count.py), each from a run of its own after the timed ones; {} without perf."""
+        if not malloc_count.available():
+            return {}
+        pool, seconds = self.args.connections, self.args.seconds
+        return {
+            "discovery": malloc_count.per_request(
+                [process.pid], lambda: self.wrk(port, DISCOVERY_PATH, pool, seconds)),
+            "nginx_discovery": malloc_count.per_request(
+                nginx.pids(), lambda: self.wrk(nginx.port, DISCOVERY_PATH, pool, seconds)),
+        }
 
     def start_nginx(self, process, port):
         """nginx serving the bytes the adapter serves now, with its certificate and key."""

@@ -44,10 +44,14 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
                                                          auth::Reviews reviews) const {
   const bool at_once = reviews == auth::Reviews::kCachedOnly;
   server::ResponseNotes notes;
-  std::optional<server::RequestInfo> info;
+  // One RequestInfo per thread, parsed into again by each request: its strings keep their
+  // capacity, so a discovery request allocates nothing to be parsed.
+  thread_local server::RequestInfo parsed;
+  const server::RequestInfo* info = nullptr;
   std::string invalid_target;
   try {
-    info = server::parseRequestInfo(request.method, request.target);
+    server::parseRequestInfo(request.method, request.target, parsed);
+    info = &parsed;
     notes.route = routeLabel(*info);
   } catch (const server::InvalidRequestTarget& error) {
     invalid_target = error.what();

@@ -1,14 +1,16 @@
 #include "server/connection.h"
 
+#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_cat.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -106,6 +108,12 @@ Connection::Connection(tcp::socket socket, std::shared_ptr<net::ssl::context> tl
       handler_timer_(executor_),
       buffer_(state_->options.max_header_bytes + kReadChunkBytes) {
   setSniLocalAddress(stream_.native_handle(), &local_ip_);
+  request_.remote_address = remote_address_;
+  // Asio sets SSL_MODE_RELEASE_BUFFERS on every SSL object, so OpenSSL freed its 16 KiB read and
+  // write record buffers whenever they emptied and allocated them again for the next record:
+  // three allocations of every answer. Our connections are few (the aggregator keeps a handful
+  // open), so each keeps its 33 KiB of buffers while it is open instead.
+  SSL_clear_mode(stream_.native_handle(), SSL_MODE_RELEASE_BUFFERS);
 }
 
 Connection::~Connection() { state_->connections.remove(this); }
@@ -142,7 +150,7 @@ void Connection::onHandshake(const beast::error_code& ec) {
     spdlog::debug("TLS handshake with {} failed: {}", remote_address_, ec.message());
     return closeNow();
   }
-  peer_certificates_pem_ = peerCertificateChainPem(stream_.native_handle());
+  request_.peer_certificates_pem = peerCertificateChainPem(stream_.native_handle());
   readHeader();
 }
 
@@ -168,7 +176,7 @@ void Connection::onIdleData(const beast::error_code& ec, std::size_t bytes) {
 
 void Connection::readHeader() {
   phase_ = Phase::kReading;
-  parser_.emplace();
+  parser_.emplace(request_);
   parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(
       state_->options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
   parser_->body_limit(state_->options.max_body_bytes);
@@ -223,24 +231,22 @@ void Connection::onReadError(const beast::error_code& ec) {
 
 void Connection::dispatch() {
   keep_alive_ = parser_->keep_alive();
-  ParsedRequest parsed = std::move(parser_->request());
+  head_request_ = parser_->method() == http::verb::head;
   parser_.reset();
-  head_request_ = parsed.method == http::verb::head;
   request_token_ = state_->requests.begin();
   if (state_->stopping) {
     keep_alive_ = false;
     return respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   }
-  HttpRequest parsed_request =
-      toHttpRequest(std::move(parsed), remote_address_, peer_certificates_pem_);
-  request_method_ = parsed_request.method;
-  request_target_ = parsed_request.target;
+  request_method_ = request_.method;
+  request_target_ = request_.target;
   // Answers from memory (the discovery documents) are written from this thread: a hand-off to
   // a worker and back costs more than the answer itself.
-  if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, parsed_request)) {
+  if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, request_)) {
     return respond(std::move(*answer));
   }
-  auto request = std::make_shared<const HttpRequest>(std::move(parsed_request));
+  // The worker gets its own copy: request_ is parsed into again once this one is answered.
+  auto request = std::make_shared<const HttpRequest>(request_);
   const std::uint64_t id = ++last_request_id_;
   auto result = std::make_shared<HttpResponse>();
   auto self = shared_from_this();
@@ -281,16 +287,21 @@ void Connection::onHandlerTimeout(std::uint64_t id) {
 void Connection::respond(HttpResponse response) {
   phase_ = Phase::kWriting;
   account(response);
-  // A member, not a heap object per answer: one answer is written at a time.
-  BeastResponse& message = response_.emplace(toBeastResponse(std::move(response), head_request_));
-  message.keep_alive(keep_alive_ && !state_->stopping);
+  const bool keep_alive = keep_alive_ && !state_->stopping;
+  renderResponse(std::move(response), head_request_, keep_alive, answer_);
   stream_.next_layer().expires_after(state_->options.request_timeout);
-  http::async_write(stream_, message,
-                    [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-                      const bool keep_alive = self->response_->keep_alive();
-                      self->response_.reset();
-                      self->onWritten(ec, keep_alive);
-                    });
+  // buffers_cat, not a std::array: Asio's write of a two-buffer array goes on with an empty
+  // first buffer once the head is out, and Beast's flat_stream under the TLS stream then writes
+  // nothing and the answer ends there; an answer over 16 KiB, whose head goes out alone, lost
+  // its body (HttpsServerTest.AnswersOfEverySizeArriveWholeOnOneConnection).
+  const auto buffers = beast::buffers_cat(net::buffer(answer_.head),
+                                          net::buffer(answer_.body.data(), answer_.body.size()));
+  net::async_write(
+      stream_, buffers,
+      [self = shared_from_this(), keep_alive](const beast::error_code& ec, std::size_t) {
+        self->answer_.clear();
+        self->onWritten(ec, keep_alive);
+      });
 }
 
 void Connection::account(const HttpResponse& response) {

@@ -79,11 +79,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::asio::steady_timer handler_timer_;
   boost::beast::flat_buffer buffer_;
+  // Every request of the connection is parsed into request_ (the address and the client's
+  // certificates are set once), so its buffers are reused from one request to the next.
+  HttpRequest request_;
   std::optional<RequestParser> parser_;
-  std::optional<BeastResponse> response_;  // the answer being written
+  WireResponse answer_;  // the answer being written; reused, so its head buffer is too
 
   Phase phase_ = Phase::kHandshake;
-  std::vector<std::string> peer_certificates_pem_;
   std::uint64_t last_request_id_ = 0;
   std::uint64_t pending_request_id_ = 0;  // the request whose handler result is awaited, or 0
   // The request being answered, for logs and the exchange observer ("" while none was read).

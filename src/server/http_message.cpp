@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/status.hpp>
+#include <charconv>
+#include <cstdint>
+#include <iterator>
 #include <utility>
 
 #include "metrics_adapter/server/status.h"
@@ -18,6 +21,26 @@ bool isSafeHeaderText(std::string_view text) {
 
 bool hasNoBody(int status) { return status == 204 || status == 304; }
 
+// Header fields that frame the message on the connection, which only the server sets.
+bool isFraming(std::string_view name) {
+  return text::equalsIgnoringAsciiCase(name, "Content-Length") ||
+         text::equalsIgnoringAsciiCase(name, "Transfer-Encoding") ||
+         text::equalsIgnoringAsciiCase(name, "Connection");
+}
+
+void appendField(std::string& head, std::string_view name, std::string_view value) {
+  head.append(name);
+  head.append(": ");
+  head.append(value);
+  head.append("\r\n");
+}
+
+void appendHeaderNumber(std::string& head, std::uint64_t number) {
+  char digits[20];
+  const auto end = std::to_chars(std::begin(digits), std::end(digits), number).ptr;
+  head.append(digits, end);
+}
+
 }  // namespace
 
 std::string HttpRequest::header(std::string_view name) const {
@@ -27,50 +50,51 @@ std::string HttpRequest::header(std::string_view name) const {
   return {};
 }
 
-HttpRequest toHttpRequest(ParsedRequest&& parsed, std::string remote_address,
-                          std::vector<std::string> peer_certificates_pem) {
-  HttpRequest request;
-  request.method = std::move(parsed.method_string);
-  request.target = std::move(parsed.target);
-  request.headers = std::move(parsed.headers);
-  request.body = std::move(parsed.body);
-  request.remote_address = std::move(remote_address);
-  request.peer_certificates_pem = std::move(peer_certificates_pem);
-  return request;
+void WireResponse::clear() {
+  body = {};
+  response = HttpResponse();
 }
 
-BeastResponse toBeastResponse(HttpResponse response, bool head_request) {
+void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire) {
   if (response.status < 200 || response.status > 599) {
     spdlog::error("handler returned invalid HTTP status {}; answering 500", response.status);
     response = statusResponse(500, "InternalError", "Internal error occurred");
   }
-  BeastResponse message;
-  message.version(11);
-  message.result(static_cast<unsigned>(response.status));
+  std::string& head = wire.head;
+  head.assign("HTTP/1.1 ");
+  appendHeaderNumber(head, static_cast<std::uint64_t>(response.status));
+  head.push_back(' ');
+  const auto reason = http::obsolete_reason(static_cast<http::status>(response.status));
+  head.append(reason.data(), reason.size());
+  head.append("\r\n");
   bool has_cache_control = false;
   for (const auto& [name, value] : response.headers) {
     if (name.empty() || !isSafeHeaderText(name) || !isSafeHeaderText(value)) {
       spdlog::error("dropping response header with forbidden characters: {}", name);
       continue;
     }
+    if (isFraming(name)) {
+      spdlog::error("dropping response header {}: the server frames the answer", name);
+      continue;
+    }
     has_cache_control = has_cache_control || text::equalsIgnoringAsciiCase(name, "Cache-Control");
-    message.insert(name, value);
+    appendField(head, name, value);
   }
   if (!response.content_type.empty() && isSafeHeaderText(response.content_type)) {
-    message.set(http::field::content_type, response.content_type);
+    appendField(head, "Content-Type", response.content_type);
   }
-  message.set("X-Content-Type-Options", "nosniff");
-  if (!has_cache_control) message.set(http::field::cache_control, "no-cache, private");
-  if (hasNoBody(response.status)) {
-    message.erase(http::field::content_length);
-    return message;
+  appendField(head, "X-Content-Type-Options", "nosniff");
+  if (!has_cache_control) appendField(head, "Cache-Control", "no-cache, private");
+  const bool body_allowed = !hasNoBody(response.status);
+  if (body_allowed) {
+    head.append("Content-Length: ");
+    appendHeaderNumber(head, response.bodyText().size());
+    head.append("\r\n");
   }
-  message.content_length(response.bodyText().size());
-  if (!head_request) {
-    message.body().owned = std::move(response.body);
-    message.body().shared = std::move(response.shared_body);
-  }
-  return message;
+  if (!keep_alive) appendField(head, "Connection", "close");
+  head.append("\r\n");
+  wire.response = std::move(response);
+  wire.body = body_allowed && !head_request ? wire.response.bodyText() : std::string_view();
 }
 
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message) {

@@ -1,27 +1,32 @@
 #pragma once
 
-#include <boost/beast/http/message.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
-#include "server/request_parser.h"
-#include "server/response_body.h"
 
 namespace metrics_adapter::server {
 
-using BeastResponse = boost::beast::http::response<ResponseBody>;
+// One answer as it goes on the wire: the head (status line and header fields) rendered as text,
+// and the body written from where the response holds it. A connection keeps one and renders each
+// answer into it, so the head's buffer is reused and an answer allocates nothing here (Beast's
+// message type allocated every header field; docs/performance.md, round 4).
+struct WireResponse {
+  std::string head;
+  std::string_view body;  // into `response`; empty for HEAD, 204 and 304
+  HttpResponse response;  // owns the body while it is written
 
-// The handler's view of a parsed request.
-HttpRequest toHttpRequest(ParsedRequest&& parsed, std::string remote_address,
-                          std::vector<std::string> peer_certificates_pem);
+  void clear();  // drops the response; the head keeps its capacity
+};
 
-// The wire response: Content-Type, Content-Length, `X-Content-Type-Options: nosniff`,
-// `Cache-Control: no-cache, private` (unless the handler set one) and the handler's extra headers.
-// For HEAD the body is dropped but Content-Length still describes it. A status outside 200..599
-// becomes a 500 (logged); header lines containing CR, LF or NUL are dropped (logged).
-BeastResponse toBeastResponse(HttpResponse response, bool head_request);
+// Renders `response` into `wire`: Content-Type, Content-Length, `X-Content-Type-Options:
+// nosniff`, `Cache-Control: no-cache, private` (unless the handler set one), `Connection: close`
+// when the connection ends after it, and the handler's extra headers. For HEAD the body is
+// dropped but Content-Length still describes it. A status outside 200..599 becomes a 500
+// (logged); header lines containing CR, LF or NUL are dropped (logged), and so are the handler's
+// Content-Length, Transfer-Encoding and Connection: the framing is this function's.
+void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire);
 
 // A response carrying a Kubernetes Status failure body.
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message);

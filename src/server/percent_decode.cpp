@@ -14,14 +14,20 @@ int hexValue(char c) {
 
 std::optional<std::string> percentDecode(std::string_view text, bool plus_is_space) {
   std::string decoded;
+  if (!percentDecodeInto(text, plus_is_space, decoded)) return std::nullopt;
+  return decoded;
+}
+
+bool percentDecodeInto(std::string_view text, bool plus_is_space, std::string& decoded) {
+  decoded.clear();
   decoded.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
+      if (i + 2 >= text.size()) return false;
       const int high = hexValue(text[i + 1]);
       const int low = hexValue(text[i + 2]);
-      if (high < 0 || low < 0) return std::nullopt;
+      if (high < 0 || low < 0) return false;
       decoded.push_back(static_cast<char>(high * 16 + low));
       i += 2;
     } else if (c == '+' && plus_is_space) {
@@ -30,7 +36,7 @@ std::optional<std::string> percentDecode(std::string_view text, bool plus_is_spa
       decoded.push_back(c);
     }
   }
-  return decoded;
+  return true;
 }
 
 }  // namespace metrics_adapter::server

@@ -11,7 +11,9 @@ namespace {
 // The path's segments. The path is decoded as a whole first, as Go's URL.Path is, so an encoded
 // '/' would split a segment: refused instead, like empty and dot segments, because a name never
 // holds them and they make the segments differ from what a client meant.
-std::vector<std::string> splitPath(std::string_view raw_path, const std::string& path) {
+// `parts` keeps its strings' capacity: a path like the one parsed before allocates nothing.
+void splitPath(std::string_view raw_path, const std::string& path,
+               std::vector<std::string>& parts) {
   if (path.empty() || path.front() != '/') {
     throw InvalidRequestTarget("invalid request path: not an absolute path");
   }
@@ -24,8 +26,11 @@ std::vector<std::string> splitPath(std::string_view raw_path, const std::string&
   std::string_view rest = std::string_view(path).substr(1);
   // "/apis/" is "/apis"; "//" keeps its empty segment (found by fuzz_request_target).
   if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
-  std::vector<std::string> parts;
-  if (rest.empty()) return parts;
+  if (rest.empty()) {
+    parts.clear();
+    return;
+  }
+  std::size_t count = 0;
   // One allocation for the segments of any API path (at most 8: /apis/g/v/namespaces/n/r/o/m),
   // not one per doubling.
   constexpr std::size_t kApiPathSegments = 8;
@@ -37,18 +42,23 @@ std::vector<std::string> splitPath(std::string_view raw_path, const std::string&
     if (part == "." || part == "..") {
       throw InvalidRequestTarget("invalid request path: '.' or '..' segment");
     }
-    parts.emplace_back(part);
+    if (count < parts.size()) {
+      parts[count].assign(part);
+    } else {
+      parts.emplace_back(part);
+    }
+    ++count;
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
-  return parts;
+  parts.resize(count);
 }
 
 // Go's url.ParseQuery, keeping the first value of each name. A pair with ';' is skipped (Go
 // refuses those since 1.17); a malformed escape refuses the target, as the query selects
 // what is served.
-std::map<std::string, std::string, std::less<>> parseQuery(std::string_view raw_query) {
-  std::map<std::string, std::string, std::less<>> query;
+void parseQuery(std::string_view raw_query,
+                std::map<std::string, std::string, std::less<>>& query) {
   while (!raw_query.empty()) {
     const auto amp = raw_query.find('&');
     const std::string_view pair = raw_query.substr(0, amp);
@@ -61,7 +71,6 @@ std::map<std::string, std::string, std::less<>> parseQuery(std::string_view raw_
     if (!name || !value) throw InvalidRequestTarget("invalid URL escape in query string");
     query.emplace(std::move(*name), std::move(*value));  // first value wins
   }
-  return query;
 }
 
 // Upstream decodes ListOptions.Watch with Convert_Slice_string_To_bool: absent, "0" and any
@@ -136,17 +145,30 @@ std::string RequestInfo::get(std::string_view key) const {
 }
 
 RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
+  RequestInfo info;
+  parseRequestInfo(method, target, info);
+  return info;
+}
+
+void parseRequestInfo(std::string_view method, std::string_view target, RequestInfo& info) {
   const auto question = target.find('?');
   const std::string_view raw_path = target.substr(0, question);
-  RequestInfo info;
-  auto path = percentDecode(raw_path, false);
-  if (!path) throw InvalidRequestTarget("invalid URL escape in path");
-  info.path = std::move(*path);
-  info.parts = splitPath(raw_path, info.path);
-  if (question != std::string_view::npos) info.query = parseQuery(target.substr(question + 1));
+  if (!percentDecodeInto(raw_path, false, info.path)) {
+    throw InvalidRequestTarget("invalid URL escape in path");
+  }
+  splitPath(raw_path, info.path, info.parts);
+  info.query.clear();
+  if (question != std::string_view::npos) parseQuery(target.substr(question + 1), info.query);
+  info.resource_request = false;
   info.verb = text::lowerAscii(method);
+  info.api_group.clear();
+  info.api_version.clear();
+  info.namespace_name.clear();
+  info.resource.clear();
+  info.name.clear();
+  info.subresource.clear();
+  info.resource_parts.clear();
   resolveResource(method, info);
-  return info;
 }
 
 }  // namespace metrics_adapter::server

@@ -7,12 +7,13 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 void RequestParser::on_request_impl(http::verb method, beast::string_view method_string,
-                                    beast::string_view target, int version,
+                                    beast::string_view target, int /*version*/,
                                     beast::error_code& /*ec*/) {
-  request_.method = method;
-  request_.method_string.assign(method_string.data(), method_string.size());
+  method_ = method;
+  request_.method.assign(method_string.data(), method_string.size());
   request_.target.assign(target.data(), target.size());
-  request_.version = version;
+  request_.body.clear();
+  fields_ = 0;
 }
 
 void RequestParser::on_response_impl(int /*code*/, beast::string_view /*reason*/, int /*version*/,
@@ -22,11 +23,20 @@ void RequestParser::on_response_impl(int /*code*/, beast::string_view /*reason*/
 
 void RequestParser::on_field_impl(http::field /*name*/, beast::string_view name_string,
                                   beast::string_view value, beast::error_code& /*ec*/) {
-  request_.headers.emplace_back(std::string(name_string.data(), name_string.size()),
-                                std::string(value.data(), value.size()));
+  auto& headers = request_.headers;
+  if (fields_ < headers.size()) {  // the previous request's line: its strings are reused
+    headers[fields_].first.assign(name_string.data(), name_string.size());
+    headers[fields_].second.assign(value.data(), value.size());
+  } else {
+    headers.emplace_back(std::string(name_string.data(), name_string.size()),
+                         std::string(value.data(), value.size()));
+  }
+  ++fields_;
 }
 
-void RequestParser::on_header_impl(beast::error_code& /*ec*/) {}
+void RequestParser::on_header_impl(beast::error_code& /*ec*/) {
+  request_.headers.resize(fields_);  // drops what the previous request had beyond these
+}
 
 void RequestParser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
                                       beast::error_code& /*ec*/) {

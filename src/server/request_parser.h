@@ -2,30 +2,27 @@
 
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <cstddef>
 #include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
+
+#include "metrics_adapter/server/https_server.h"
 
 namespace metrics_adapter::server {
 
-// A request exactly as received: every header line, in arrival order, even across names.
-struct ParsedRequest {
-  boost::beast::http::verb method = boost::beast::http::verb::unknown;
-  std::string method_string;
-  std::string target;
-  int version = 11;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
-
-// Beast's HTTP/1.1 request parser storing into ParsedRequest. Unlike http::request_parser it
-// keeps the order of header lines across names and has no 64 KiB per-field limit (Beast's
-// fields container throws above that). Sizes are bounded by header_limit() and body_limit(),
-// which the caller sets before parsing.
+// Beast's HTTP/1.1 request parser storing the request exactly as received (every header line,
+// in arrival order, even across names) into the HttpRequest it is given: its method, target,
+// headers and body are replaced, the rest is left alone. Unlike http::request_parser it has no
+// 64 KiB per-field limit (Beast's fields container throws above that). Sizes are bounded by
+// header_limit() and body_limit(), which the caller sets before parsing.
+// A connection parses every request into the same HttpRequest, and the strings and header
+// list keep their capacity from one request to the next: a request like the one before it
+// allocates nothing (docs/performance.md, round 4).
 class RequestParser final : public boost::beast::http::basic_parser<true> {
  public:
-  ParsedRequest& request() { return request_; }
+  explicit RequestParser(HttpRequest& storage) : request_(storage) {}
+
+  HttpRequest& request() { return request_; }
+  boost::beast::http::verb method() const { return method_; }
 
  private:
   void on_request_impl(boost::beast::http::verb method, boost::beast::string_view method_string,
@@ -45,7 +42,9 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
                                  boost::beast::error_code& ec) override;
   void on_finish_impl(boost::beast::error_code& ec) override;
 
-  ParsedRequest request_;
+  HttpRequest& request_;
+  boost::beast::http::verb method_ = boost::beast::http::verb::unknown;
+  std::size_t fields_ = 0;  // header lines of this request so far
 };
 
 }  // namespace metrics_adapter::server

@@ -51,7 +51,6 @@ std::shared_ptr<boost::asio::ssl::context> makeServerContext(const TlsPolicy& po
   SSL_CTX_set_session_cache_mode(handle, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(handle, 0);
   SSL_CTX_set_session_id_context(handle, kSessionIdContext, sizeof(kSessionIdContext) - 1);
-  SSL_CTX_set_mode(handle, SSL_MODE_RELEASE_BUFFERS);
   if (!policy.cipher_list.empty() &&
       SSL_CTX_set_cipher_list(handle, policy.cipher_list.c_str()) != 1) {
     fail("none of tls_cipher_suites (" + policy.cipher_list + ") is supported");

@@ -48,5 +48,10 @@ class InvalidRequestTarget : public std::invalid_argument {
 // pairs split on '&', names and values form-decoded ('+' is a space), pairs holding ';' skipped
 // (as Go does), the first value of a repeated name kept. Throws InvalidRequestTarget.
 RequestInfo parseRequestInfo(std::string_view method, std::string_view target);
+// The same into `info`, replacing all it held. Its strings and lists keep their capacity, so a
+// thread that parses into one RequestInfo again and again allocates nothing for a target like
+// the one before (the discovery documents; docs/performance.md, round 4). After a throw, `info`
+// holds a part of the target and must not be read.
+void parseRequestInfo(std::string_view method, std::string_view target, RequestInfo& info);
 
 }  // namespace metrics_adapter::server

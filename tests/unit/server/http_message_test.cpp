@@ -9,7 +9,27 @@ namespace metrics_adapter::server {
 namespace {
 namespace http = boost::beast::http;
 
-std::string field(const BeastResponse& response, std::string_view name) {
+using WireMessage = http::response<http::string_body>;
+
+// What a client reads of `response`: the rendered head and body parsed by Beast's own parser,
+// so every answer is also checked to be well-formed HTTP.
+WireMessage written(HttpResponse response, bool head_request = false, bool keep_alive = true) {
+  WireResponse wire;
+  renderResponse(std::move(response), head_request, keep_alive, wire);
+  const std::string bytes = wire.head + std::string(wire.body);
+  http::response_parser<http::string_body> parser;
+  parser.eager(true);
+  parser.skip(head_request);
+  boost::beast::error_code ec;
+  const std::size_t used = parser.put(boost::asio::buffer(bytes), ec);
+  if (!ec && !parser.is_done()) parser.put_eof(ec);
+  EXPECT_FALSE(ec) << ec.message() << "\n" << bytes;
+  EXPECT_TRUE(parser.is_done()) << bytes;
+  EXPECT_EQ(used, bytes.size()) << bytes;
+  return parser.release();
+}
+
+std::string field(const WireMessage& response, std::string_view name) {
   const auto it = response.find(boost::beast::string_view(name.data(), name.size()));
   return it == response.end() ? "<absent>" : std::string(it->value());
 }
@@ -22,30 +42,12 @@ TEST(HttpRequestTest, HeaderIsCaseInsensitiveAndReturnsTheFirstValue) {
   EXPECT_EQ(request.header("Missing"), "");
 }
 
-TEST(HttpRequestTest, ConversionMovesEveryPart) {
-  ParsedRequest parsed;
-  parsed.method = http::verb::get;
-  parsed.method_string = "GET";
-  parsed.target = "/apis/x/v1beta1/namespaces/a/pods/%2A/m?x=1";
-  parsed.headers = {{"X-Remote-Group", "a"}, {"Accept", "*/*"}, {"X-Remote-Group", "b"}};
-  parsed.body = "payload";
-  const HttpRequest request = toHttpRequest(std::move(parsed), "127.0.0.1:1234", {"PEM"});
-  EXPECT_EQ(request.method, "GET");
-  EXPECT_EQ(request.target, "/apis/x/v1beta1/namespaces/a/pods/%2A/m?x=1");
-  EXPECT_EQ(request.headers,
-            (std::vector<std::pair<std::string, std::string>>{
-                {"X-Remote-Group", "a"}, {"Accept", "*/*"}, {"X-Remote-Group", "b"}}));
-  EXPECT_EQ(request.body, "payload");
-  EXPECT_EQ(request.remote_address, "127.0.0.1:1234");
-  EXPECT_EQ(request.peer_certificates_pem, std::vector<std::string>{"PEM"});
-}
-
 TEST(HttpResponseTest, SetsContentHeadersAndExtras) {
   HttpResponse response;
   response.status = 201;
   response.body = "{}";
   response.headers = {{"Audit-Id", "1"}, {"Warning", "a"}, {"Warning", "b"}};
-  const BeastResponse message = toBeastResponse(response, false);
+  const WireMessage message = written(response);
   EXPECT_EQ(message.result_int(), 201u);
   EXPECT_EQ(field(message, "Content-Type"),
             "application/json");  // docs/api-contract.md "Content negotiation"
@@ -54,42 +56,82 @@ TEST(HttpResponseTest, SetsContentHeadersAndExtras) {
   EXPECT_EQ(field(message, "Cache-Control"), "no-cache, private");
   EXPECT_EQ(field(message, "Audit-Id"), "1");
   EXPECT_EQ(message.count("Warning"), 2u);
-  EXPECT_EQ(message.body().view(), "{}");
+  EXPECT_EQ(message.count(http::field::connection), 0u);  // HTTP/1.1 keeps the connection
+  EXPECT_EQ(message.body(), "{}");
+}
+
+TEST(HttpResponseTest, TheLastAnswerOfAConnectionSaysClose) {
+  const WireMessage message = written(HttpResponse{}, false, /*keep_alive=*/false);
+  EXPECT_EQ(field(message, "Connection"), "close");
+  EXPECT_FALSE(message.keep_alive());
+}
+
+TEST(HttpResponseTest, TheHandlerCannotFrameTheAnswer) {
+  HttpResponse response;
+  response.body = "{}";
+  response.headers = {
+      {"Content-Length", "99"}, {"transfer-encoding", "chunked"}, {"Connection", "close"}};
+  const WireMessage message = written(response);
+  EXPECT_EQ(field(message, "Content-Length"), "2");
+  EXPECT_EQ(message.count(http::field::transfer_encoding), 0u);
+  EXPECT_EQ(message.count(http::field::connection), 0u);
+  EXPECT_EQ(message.body(), "{}");
+}
+
+TEST(HttpResponseTest, AReusedWireResponseKeepsNothingOfTheAnswerBefore) {
+  WireResponse wire;
+  HttpResponse first;
+  first.status = 404;
+  first.headers = {{"X-First", "1"}};
+  first.body = std::string(300, 'x');
+  renderResponse(std::move(first), false, true, wire);
+  wire.clear();
+  EXPECT_TRUE(wire.body.empty());
+  HttpResponse second;
+  second.body = "ok";
+  renderResponse(std::move(second), false, true, wire);
+  EXPECT_EQ(wire.head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << wire.head;
+  EXPECT_EQ(wire.head.find("X-First"), std::string::npos) << wire.head;
+  EXPECT_NE(wire.head.find("Content-Length: 2\r\n"), std::string::npos) << wire.head;
+  EXPECT_EQ(wire.head.substr(wire.head.size() - 4), "\r\n\r\n");
+  EXPECT_EQ(wire.body, "ok");
 }
 
 TEST(HttpResponseTest, SharedBodyIsWrittenWithoutACopy) {
   HttpResponse response;
   response.body = "not sent";
   response.shared_body = std::make_shared<const std::string>("{\"kind\":\"APIResourceList\"}\n");
-  const BeastResponse message = toBeastResponse(response, false);
+  const WireMessage message = written(response);
   EXPECT_EQ(field(message, "Content-Length"), std::to_string(response.shared_body->size()));
-  EXPECT_EQ(message.body().view(), *response.shared_body);
-  EXPECT_EQ(message.body().view().data(), response.shared_body->data());  // the same bytes
+  EXPECT_EQ(message.body(), *response.shared_body);
+  WireResponse wire;
+  renderResponse(response, false, true, wire);
+  EXPECT_EQ(wire.body.data(), response.shared_body->data());  // the same bytes, not a copy
 
-  const BeastResponse head = toBeastResponse(response, true);
+  const WireMessage head = written(response, /*head_request=*/true);
   EXPECT_EQ(field(head, "Content-Length"), std::to_string(response.shared_body->size()));
-  EXPECT_EQ(head.body().view(), "");
+  EXPECT_EQ(head.body(), "");
 }
 
 TEST(HttpResponseTest, HandlerCacheControlWins) {
   HttpResponse response;
   response.headers = {{"cache-control", "max-age=10"}};
-  const BeastResponse message = toBeastResponse(response, false);
+  const WireMessage message = written(response);
   EXPECT_EQ(message.count(http::field::cache_control), 1u);
   EXPECT_EQ(field(message, "Cache-Control"), "max-age=10");
 }
 
 TEST(HttpResponseTest, HeadKeepsContentLengthButDropsTheBody) {
-  const BeastResponse message =
-      toBeastResponse(HttpResponse{200, "text/plain", {}, "hello", {}, nullptr}, true);
+  const WireMessage message =
+      written(HttpResponse{200, "text/plain", {}, "hello", {}, nullptr}, /*head_request=*/true);
   EXPECT_EQ(field(message, "Content-Length"), "5");
-  EXPECT_EQ(message.body().view(), "");
+  EXPECT_EQ(message.body(), "");
 }
 
 TEST(HttpResponseTest, HeaderInjectionIsDropped) {
   HttpResponse response;
   response.headers = {{"X-Ok", "1"}, {"X-Bad", "a\r\nSet-Cookie: x"}, {"X-Bad\n", "1"}};
-  const BeastResponse message = toBeastResponse(response, false);
+  const WireMessage message = written(response);
   EXPECT_EQ(field(message, "X-Ok"), "1");
   EXPECT_EQ(message.count("X-Bad"), 0u);
   EXPECT_EQ(message.count("Set-Cookie"), 0u);
@@ -97,18 +139,15 @@ TEST(HttpResponseTest, HeaderInjectionIsDropped) {
 
 TEST(HttpResponseTest, InvalidStatusBecomesInternalError) {
   for (int status : {0, 99, 101, 600, -1}) {
-    const BeastResponse message =
-        toBeastResponse(HttpResponse{status, "text/plain", {}, "x", {}, nullptr}, false);
+    const WireMessage message = written(HttpResponse{status, "text/plain", {}, "x", {}, nullptr});
     EXPECT_EQ(message.result_int(), 500u) << status;
-    EXPECT_NE(message.body().view().find(R"("reason":"InternalError")"), std::string::npos)
-        << status;
+    EXPECT_NE(message.body().find(R"("reason":"InternalError")"), std::string::npos) << status;
   }
 }
 
 TEST(HttpResponseTest, NoContentHasNoBody) {
-  const BeastResponse message =
-      toBeastResponse(HttpResponse{204, "", {}, "ignored", {}, nullptr}, false);
-  EXPECT_EQ(message.body().view(), "");
+  const WireMessage message = written(HttpResponse{204, "", {}, "ignored", {}, nullptr});
+  EXPECT_EQ(message.body(), "");
   EXPECT_EQ(message.count(http::field::content_length), 0u);
 }
 

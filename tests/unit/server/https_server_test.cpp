@@ -94,6 +94,28 @@ TEST_F(HttpsServerTest, RequestBodyReachesTheHandler) {
   EXPECT_EQ(client.roundTrip(std::move(request)).body(), "POST /echo payload");
 }
 
+// The head and the body go out as two buffers of one write. Answers that fit Beast's 16 KiB
+// coalescing limit go as one buffer; larger ones as the head and then the body (past one TLS
+// record, past Asio's 64 KiB write step), and each must arrive whole on a connection that goes on.
+TEST_F(HttpsServerTest, AnswersOfEverySizeArriveWholeOnOneConnection) {
+  server_ = startServer(options_, [](const HttpRequest& request) {
+    const std::size_t size = std::stoul(request.target.substr(1));
+    std::string body(size, 'x');
+    for (std::size_t i = 0; i < size; i += 997) body[i] = static_cast<char>('a' + i % 26);
+    return textResponse(std::move(body));
+  });
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  for (const std::size_t size : {5u, 16000u, 16385u, 70000u, 0u, 5u}) {
+    SCOPED_TRACE(size);
+    const Response answer = client.get("/" + std::to_string(size));
+    ASSERT_EQ(answer.body().size(), size);
+    for (std::size_t i = 0; i < size; i += 997) {
+      ASSERT_EQ(answer.body()[i], static_cast<char>('a' + i % 26)) << size << " at " << i;
+    }
+  }
+}
+
 TEST_F(HttpsServerTest, HeadHasContentLengthButNoBody) {
   start();
   TlsClient client;

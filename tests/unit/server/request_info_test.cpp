@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <ostream>
 #include <string>
@@ -238,6 +239,31 @@ INSTANTIATE_TEST_SUITE_P(Table, RequestInfoTest, ::testing::ValuesIn(cases()),
                            }
                            return name;
                          });
+
+// Parsing into a RequestInfo that held another request (as the request pipeline does on every
+// thread) gives exactly what parsing into a new one gives: nothing of the request before stays.
+TEST(RequestInfoTest, ParsingIntoAUsedRequestInfoKeepsNothingOfTheOneBefore) {
+  std::vector<std::pair<std::string, std::string>> requests;
+  for (const Case& c : cases()) requests.emplace_back(c.method, c.target);
+  requests.emplace_back("GET", custom("namespaces/a/pods/%2A/m?labelSelector=app%3Dx&watch=1"));
+  requests.emplace_back("GET", "/apis/custom.metrics.k8s.io/v1beta1");
+  requests.emplace_back("GET", "/");
+  const auto same = [](const RequestInfo& a, const RequestInfo& b) {
+    return a.path == b.path && a.parts == b.parts && a.query == b.query &&
+           a.resource_request == b.resource_request && a.verb == b.verb &&
+           a.api_group == b.api_group && a.api_version == b.api_version &&
+           a.namespace_name == b.namespace_name && a.resource == b.resource && a.name == b.name &&
+           a.subresource == b.subresource && a.resource_parts == b.resource_parts;
+  };
+  RequestInfo reused;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& [method, target] : requests) {
+      parseRequestInfo(method, target, reused);
+      EXPECT_TRUE(same(reused, parseRequestInfo(method, target))) << method << " " << target;
+    }
+    std::reverse(requests.begin(), requests.end());
+  }
+}
 
 TEST(RequestInfoTest, InvalidUtf8AndNulBytesAreKeptAsData) {
   const auto attributes = requestAttributes("GET", custom("nodes/%FF%00/m"));
