@@ -163,9 +163,10 @@ void Connection::awaitRequest() {
   stream_.next_layer().expires_after(state_->options.idle_timeout);
   stream_.async_read_some(
       buffer_.prepare(kIdleReadBytes),
-      [self = shared_from_this()](const beast::error_code& ec, std::size_t bytes) {
-        self->onIdleData(ec, bytes);
-      });
+      withMemory(io_memory_,
+                 [self = shared_from_this()](const beast::error_code& ec, std::size_t bytes) {
+                   self->onIdleData(ec, bytes);
+                 }));
 }
 
 void Connection::onIdleData(const beast::error_code& ec, std::size_t bytes) {
@@ -189,10 +190,11 @@ void Connection::readHeader() {
     if (ec != http::error::need_more && (ec || parser_->is_header_done())) return onHeader(ec);
   }
   stream_.next_layer().expires_after(state_->options.header_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-                            self->onHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      withMemory(io_memory_, [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+        self->onHeader(ec);
+      }));
 }
 
 void Connection::onHeader(const beast::error_code& ec) {
@@ -296,12 +298,12 @@ void Connection::respond(HttpResponse response) {
   // its body (HttpsServerTest.AnswersOfEverySizeArriveWholeOnOneConnection).
   const auto buffers = beast::buffers_cat(net::buffer(answer_.head),
                                           net::buffer(answer_.body.data(), answer_.body.size()));
-  net::async_write(
-      stream_, buffers,
-      [self = shared_from_this(), keep_alive](const beast::error_code& ec, std::size_t) {
-        self->answer_.clear();
-        self->onWritten(ec, keep_alive);
-      });
+  net::async_write(stream_, buffers,
+                   withMemory(io_memory_, [self = shared_from_this(), keep_alive](
+                                              const beast::error_code& ec, std::size_t) {
+                     self->answer_.clear();
+                     self->onWritten(ec, keep_alive);
+                   }));
 }
 
 void Connection::account(const HttpResponse& response) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "metrics_adapter/server/https_server.h"
+#include "server/handler_memory.h"
 #include "server/http_message.h"
 #include "server/request_parser.h"
 #include "server/request_tracker.h"
@@ -76,6 +77,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The IP the client reached, for SNI certificates named by IP; the SSL object points at it,
   // so it is declared before stream_.
   const std::string local_ip_;
+  // The memory of the reads and writes on stream_ (server/handler_memory.h): declared before
+  // it, so that it outlives any operation the stream still holds.
+  HandlerMemory io_memory_;
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::asio::steady_timer handler_timer_;
   boost::beast::flat_buffer buffer_;

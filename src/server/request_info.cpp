@@ -11,9 +11,19 @@ namespace {
 // The path's segments. The path is decoded as a whole first, as Go's URL.Path is, so an encoded
 // '/' would split a segment: refused instead, like empty and dot segments, because a name never
 // holds them and they make the segments differ from what a client meant.
-// `parts` keeps its strings' capacity: a path like the one parsed before allocates nothing.
-void splitPath(std::string_view raw_path, const std::string& path,
-               std::vector<std::string>& parts) {
+// The strings of `parts` are taken from `spare`, where the segments of the target parsed before
+// are put first: a path like the one before allocates nothing, whichever paths came between.
+void splitPath(std::string_view raw_path, const std::string& path, std::vector<std::string>& parts,
+               std::vector<std::string>& spare) {
+  // One allocation for the segments of any API path (at most 8: /apis/g/v/namespaces/n/r/o/m),
+  // not one per doubling.
+  constexpr std::size_t kApiPathSegments = 8;
+  spare.reserve(kApiPathSegments);
+  parts.reserve(kApiPathSegments);
+  while (!parts.empty()) {  // the first segment ends up last, where the next parse takes first
+    spare.push_back(std::move(parts.back()));
+    parts.pop_back();
+  }
   if (path.empty() || path.front() != '/') {
     throw InvalidRequestTarget("invalid request path: not an absolute path");
   }
@@ -26,32 +36,24 @@ void splitPath(std::string_view raw_path, const std::string& path,
   std::string_view rest = std::string_view(path).substr(1);
   // "/apis/" is "/apis"; "//" keeps its empty segment (found by fuzz_request_target).
   if (rest.size() > 1 && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.empty()) {
-    parts.clear();
-    return;
-  }
-  std::size_t count = 0;
-  // One allocation for the segments of any API path (at most 8: /apis/g/v/namespaces/n/r/o/m),
-  // not one per doubling.
-  constexpr std::size_t kApiPathSegments = 8;
-  parts.reserve(kApiPathSegments);
-  while (true) {
+  if (rest.empty()) return;  // "/"
+  while (true) {             // an empty segment, last ones included ("a//"), is refused
     const auto slash = rest.find('/');
     const std::string_view part = rest.substr(0, slash);
     if (part.empty()) throw InvalidRequestTarget("invalid request path: empty segment");
     if (part == "." || part == "..") {
       throw InvalidRequestTarget("invalid request path: '.' or '..' segment");
     }
-    if (count < parts.size()) {
-      parts[count].assign(part);
-    } else {
+    if (spare.empty()) {
       parts.emplace_back(part);
+    } else {
+      parts.push_back(std::move(spare.back()));
+      spare.pop_back();
+      parts.back().assign(part);
     }
-    ++count;
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
-  parts.resize(count);
 }
 
 // Go's url.ParseQuery, keeping the first value of each name. A pair with ';' is skipped (Go
@@ -156,7 +158,7 @@ void parseRequestInfo(std::string_view method, std::string_view target, RequestI
   if (!percentDecodeInto(raw_path, false, info.path)) {
     throw InvalidRequestTarget("invalid URL escape in path");
   }
-  splitPath(raw_path, info.path, info.parts);
+  splitPath(raw_path, info.path, info.parts, info.spare_parts);
   info.query.clear();
   if (question != std::string_view::npos) parseQuery(target.substr(question + 1), info.query);
   info.resource_request = false;

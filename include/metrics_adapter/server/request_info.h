@@ -31,6 +31,10 @@ struct RequestInfo {
   // (resource, name, subresource, ...). Routes read how many there are.
   std::vector<std::string> resource_parts;
 
+  // Not a part of the request: strings of segments parsed before, kept so that parsing into
+  // this RequestInfo again reuses them (parseRequestInfo(method, target, info)).
+  std::vector<std::string> spare_parts;
+
   bool has(std::string_view key) const { return query.find(key) != query.end(); }
   std::string get(std::string_view key) const;  // "" when absent
 };
