@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <map>
-#include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "metrics_adapter/api/query_builder.h"
 #include "metrics_adapter/promql/quantity.h"
@@ -29,7 +29,9 @@ promql::LabelSelector parseSelector(const std::string& text, const char* paramet
   }
 }
 
+// One object's value in the answer. `name` points into the query answer, which outlives it.
 struct ObjectValue {
+  std::string_view name;
   std::string value;
   double timestamp = 0;
 };
@@ -70,9 +72,9 @@ class MetricValueWriter {
   // About what one item takes, for reserving: the shared parts, a name, a timestamp, a value.
   std::size_t itemSize() const { return head_.size() + middle_.size() + tail_.size() + 80; }
 
-  void append(std::string& out, const std::string& name, const ObjectValue& value) {
+  void append(std::string& out, const ObjectValue& value) {
     out += head_;
-    appendJsonString(out, name);
+    appendJsonString(out, value.name);
     out += middle_;
     out += timestamp_(value.timestamp);
     out += R"(,"value":)";
@@ -147,9 +149,8 @@ ResolvedMetric resolveMetric(const discovery::RegistrySnapshot& snapshot,
 
 // The objects a request is about.
 struct ObjectSelection {
-  std::vector<std::string> names;  // for the query; empty with any_name
-  bool any_name = false;           // every object Prometheus names
-  std::set<std::string> wanted;    // the names an answer may hold; empty: any
+  std::vector<std::string> names;  // for the query, and the names an answer may hold
+  bool any_name = false;           // every object Prometheus names (`names` is empty)
   bool none_match = false;         // the labelSelector matched no object: the list is empty
 };
 
@@ -161,7 +162,6 @@ ObjectSelection selectObjects(const CustomMetricRequest& request, const Resolved
   ObjectSelection selection;
   if (!request.wildcard()) {
     selection.names = {request.name};
-    selection.wanted.insert(request.name);
     return selection;
   }
   auto object_selector = parseSelector(request.label_selector, "labelSelector");
@@ -181,7 +181,6 @@ ObjectSelection selectObjects(const CustomMetricRequest& request, const Resolved
                                 e.what());
   }
   selection.none_match = selection.names.empty();
-  selection.wanted.insert(selection.names.begin(), selection.names.end());
   return selection;
 }
 
@@ -195,7 +194,7 @@ BuiltQuery buildQuery(const CustomMetricRequest& request, const ResolvedMetric& 
   spec.resource = resolved.resource;
   spec.namespace_name = request.namespace_name;
   spec.metric_selector = metric_selector;
-  spec.names = objects.names;
+  spec.names = objects.names;  // a view: the selection outlives the query it builds
   spec.any_name = objects.any_name;
   BuiltQuery query = buildCustomQuery(spec, mapper);
   spdlog::debug("metric {} on {}: {}", request.metric, resolved.group_resource, query.promql);
@@ -204,23 +203,22 @@ BuiltQuery buildQuery(const CustomMetricRequest& request, const ResolvedMetric& 
 
 // Step 4: Prometheus's answer, which must be an instant vector. Throws ApiError (503 or 500,
 // see prometheusFailure).
-prometheus::QueryResult runQuery(const prometheus::Backend& backend, const BuiltQuery& query,
-                                 std::chrono::milliseconds timeout,
-                                 const CustomMetricRequest& request, const ResolvedMetric& resolved,
-                                 QueryTrace* trace) {
-  prometheus::QueryResult result;
+std::shared_ptr<const prometheus::QueryResult> runQuery(
+    const prometheus::Backend& backend, const BuiltQuery& query, std::chrono::milliseconds timeout,
+    const CustomMetricRequest& request, const ResolvedMetric& resolved, QueryTrace* trace) {
+  std::shared_ptr<const prometheus::QueryResult> result;
   try {
-    result =
-        backend.api->query(query.promql, prometheus::Clock::now(), backend.queryTimeout(timeout));
+    result = backend.api->sharedQuery(query.promql, prometheus::Clock::now(),
+                                      backend.queryTimeout(timeout));
   } catch (const prometheus::PrometheusError& e) {
     throw prometheusFailure(e, backend.name,
                             "metric " + request.metric + " on " + resolved.group_resource);
   }
   if (trace) {
     trace->queried = true;
-    trace->result = result;
+    trace->result = *result;
   }
-  if (result.type != prometheus::QueryResult::Type::kVector) {
+  if (result->type != prometheus::QueryResult::Type::kVector) {
     throw ApiError::internal("metricsQuery of " + resolved.metric->rule->id +
                              " must return an instant vector; Prometheus returned another type");
   }
@@ -229,53 +227,69 @@ prometheus::QueryResult runQuery(const prometheus::Backend& backend, const Built
 
 // Step 5: the samples mapped onto the objects named by `resource_label`, sorted by name for a
 // deterministic answer. Samples for other objects, and NaN/Inf/blank values, are left out.
-std::map<std::string, ObjectValue> valuesByObject(const prometheus::QueryResult& result,
-                                                  const std::string& resource_label,
-                                                  const std::set<std::string>& wanted,
-                                                  const CustomMetricRequest& request,
-                                                  const std::string& group_resource) {
-  std::map<std::string, ObjectValue> values;
+std::vector<ObjectValue> valuesByObject(const prometheus::QueryResult& result,
+                                        const std::string& resource_label,
+                                        const ObjectSelection& objects,
+                                        const CustomMetricRequest& request,
+                                        const std::string& group_resource) {
+  // Views, sorted, not a set of copies: an answer names up to every pod of a Deployment.
+  std::vector<std::string_view> wanted(objects.names.begin(), objects.names.end());
+  std::sort(wanted.begin(), wanted.end());
+  std::vector<ObjectValue> values;
+  values.reserve(result.samples.size());
   std::size_t skipped = 0;
   for (const auto& sample : result.samples) {
     auto label = sample.labels.find(resource_label);
     if (label == sample.labels.end() || label->second.empty()) continue;
-    if (!wanted.empty() && !wanted.count(label->second)) continue;
+    if (!objects.any_name && !std::binary_search(wanted.begin(), wanted.end(), label->second)) {
+      continue;
+    }
     auto quantity = promql::sampleToQuantity(sample.value);
     if (!quantity) {
       ++skipped;
       continue;
     }
-    // Several samples for one object: the last wins, as upstream.
-    values[label->second] = ObjectValue{*quantity, sample.timestamp};
+    values.push_back(ObjectValue{label->second, std::move(*quantity), sample.timestamp});
   }
   if (skipped > 0) {
     spdlog::debug("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
                   group_resource, skipped);
   }
+  // Several samples for one object: the last wins, as upstream. A stable sort keeps the
+  // answer's order within a name, so the last of each run is the one kept.
+  std::stable_sort(values.begin(), values.end(),
+                   [](const ObjectValue& a, const ObjectValue& b) { return a.name < b.name; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i + 1 < values.size() && values[i + 1].name == values[i].name) continue;
+    if (kept != i) values[kept] = std::move(values[i]);
+    ++kept;
+  }
+  values.resize(kept);
   return values;
 }
 
 // Step 6: the MetricValueList text. Throws ApiError 404 when the one named object has no value.
 std::string writeMetricValueList(const CustomMetricRequest& request, const ResolvedMetric& resolved,
                                  const promql::LabelSelector& metric_selector,
-                                 const std::map<std::string, ObjectValue>& values) {
+                                 const std::vector<ObjectValue>& values) {
   MetricValueWriter writer(request, resolved.resource,
                            promql::toLabelSelectorJson(metric_selector));
   std::string body = metricValueListHead(request.version);
   if (!request.wildcard()) {
-    auto found = values.find(request.name);
-    if (found == values.end()) {
+    // Only the named object's samples were kept: at most one value.
+    if (values.empty()) {
       throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + " " +
                                request.name);
     }
-    writer.append(body, request.name, found->second);
+    writer.append(body, values.front());
   } else {
     body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
     bool first = true;
-    for (const auto& [name, value] : values) {
+    for (const ObjectValue& value : values) {
       if (!first) body += ',';
       first = false;
-      writer.append(body, name, value);
+      writer.append(body, value);
     }
   }
   body += kMetricValueListTail;
@@ -312,10 +326,9 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
   const BuiltQuery query =
       buildQuery(request, resolved, objects, metric_selector, snapshot->mapper());
   if (trace) trace->promql = query.promql;
-  const prometheus::QueryResult result =
-      runQuery(backend, query, options_.query_timeout, request, resolved, trace);
-  const auto values = valuesByObject(result, query.resource_label, objects.wanted, request,
-                                     resolved.group_resource);
+  const auto result = runQuery(backend, query, options_.query_timeout, request, resolved, trace);
+  const auto values =
+      valuesByObject(*result, query.resource_label, objects, request, resolved.group_resource);
   return writeMetricValueList(request, resolved, metric_selector, values);
 }
 
@@ -355,7 +368,7 @@ ApiError prometheusFailure(const prometheus::PrometheusError& error, std::string
 }
 
 void appendJsonString(std::string& out, std::string_view text) {
-  out += server::jsonQuote(text);  // the one JSON string escaper, as in Status bodies
+  server::appendJsonQuoted(out, text);  // the one JSON string escaper, as in Status bodies
 }
 
 std::string formatTimestamp(double seconds_since_epoch) {

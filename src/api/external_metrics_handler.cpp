@@ -84,13 +84,14 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
   spdlog::debug("external metric {} in {}: {}", request.metric, request.namespace_name, promql);
   if (trace) trace->promql = promql;
 
-  prometheus::QueryResult result;
+  std::shared_ptr<const prometheus::QueryResult> answer;
   try {
-    result = backend.api->query(promql, prometheus::Clock::now(),
-                                backend.queryTimeout(options_.query_timeout));
+    answer = backend.api->sharedQuery(promql, prometheus::Clock::now(),
+                                      backend.queryTimeout(options_.query_timeout));
   } catch (const prometheus::PrometheusError& e) {
     throw prometheusFailure(e, backend.name, "external metric " + request.metric);
   }
+  const prometheus::QueryResult& result = *answer;
   if (trace) {
     trace->queried = true;
     trace->result = result;

@@ -2,6 +2,9 @@
 
 #include <map>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/promql/label_matchers.h"
@@ -11,7 +14,7 @@ namespace {
 
 using ValuesByName = std::map<std::string, std::string>;
 
-std::string joinValues(const std::vector<std::string>& values) {
+std::string joinValues(std::span<const std::string> values) {
   std::string joined;
   for (const auto& value : values) {
     if (!joined.empty()) joined += '|';
@@ -103,7 +106,8 @@ BuiltQuery buildCustomQuery(const CustomQuerySpec& spec, const kube::RestMapper&
     matchers.push_back({built.resource_label, promql::MatchOperator::kNotEqual, ""});
     by_name[built.resource_label] = "";
   } else {
-    matchers.push_back(promql::objectNamesMatcher(built.resource_label, spec.names));
+    matchers.push_back(promql::objectNamesMatcher(
+        built.resource_label, std::vector<std::string>(spec.names.begin(), spec.names.end())));
     by_name[built.resource_label] = joinValues(spec.names);
   }
 

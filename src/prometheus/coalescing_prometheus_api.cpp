@@ -46,6 +46,11 @@ CoalescingPrometheusApi::~CoalescingPrometheusApi() = default;
 
 QueryResult CoalescingPrometheusApi::query(const std::string& promql, Clock::time_point at,
                                            std::chrono::milliseconds timeout) {
+  return *sharedQuery(promql, at, timeout);
+}
+
+std::shared_ptr<const QueryResult> CoalescingPrometheusApi::sharedQuery(
+    const std::string& promql, Clock::time_point at, std::chrono::milliseconds timeout) {
   std::shared_ptr<const QueryResult> cached;
   std::shared_ptr<Flight> flight;
   bool leader = false;
@@ -62,14 +67,14 @@ QueryResult CoalescingPrometheusApi::query(const std::string& promql, Clock::tim
       ++(leader ? stats_.called : stats_.joined);
     }
   }
-  if (cached) return *cached;  // copied outside the lock
+  if (cached) return cached;
   if (leader) return lead(promql, at, timeout, flight);
   return join(*flight, timeout);
 }
 
-QueryResult CoalescingPrometheusApi::lead(const std::string& promql, Clock::time_point at,
-                                          std::chrono::milliseconds timeout,
-                                          const std::shared_ptr<Flight>& flight) {
+std::shared_ptr<const QueryResult> CoalescingPrometheusApi::lead(
+    const std::string& promql, Clock::time_point at, std::chrono::milliseconds timeout,
+    const std::shared_ptr<Flight>& flight) {
   std::shared_ptr<const QueryResult> result;
   try {
     result = std::make_shared<const QueryResult>(inner_->query(promql, at, timeout));
@@ -86,7 +91,7 @@ QueryResult CoalescingPrometheusApi::lead(const std::string& promql, Clock::time
     throw;
   }
   finish(promql, at, *flight, result);
-  return *result;
+  return result;
 }
 
 void CoalescingPrometheusApi::finish(const std::string& promql, Clock::time_point at,
@@ -99,7 +104,8 @@ void CoalescingPrometheusApi::finish(const std::string& promql, Clock::time_poin
   flight.promise.set_value(std::move(result));
 }
 
-QueryResult CoalescingPrometheusApi::join(const Flight& flight, std::chrono::milliseconds timeout) {
+std::shared_ptr<const QueryResult> CoalescingPrometheusApi::join(
+    const Flight& flight, std::chrono::milliseconds timeout) {
   const auto began = std::chrono::steady_clock::now();
   // The leader's call has a deadline of its own, so waiting without one still ends.
   const bool answered =
@@ -110,7 +116,7 @@ QueryResult CoalescingPrometheusApi::join(const Flight& flight, std::chrono::mil
     throw PrometheusError(PrometheusError::Kind::kTimeout, 0,
                           "Prometheus did not answer within " + formatPrometheusDuration(timeout));
   }
-  if (auto answer = flight.answer.get()) return *answer;
+  if (auto answer = flight.answer.get()) return answer;
   const auto& failure = *flight.failure;
   if (failure.from_prometheus) {
     throw PrometheusError(failure.kind, failure.http_status, failure.message, failure.detail);

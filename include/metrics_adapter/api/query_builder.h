@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,10 @@ namespace metrics_adapter::api {
 // What a custom-metric request asks Prometheus for.
 struct CustomQuerySpec {
   const discovery::CompiledRule* rule = nullptr;
-  std::string series;              // .Series
-  kube::ResourceInfo resource;     // the objects' resource
-  std::string namespace_name;      // adds the namespace matcher when non-empty
-  std::vector<std::string> names;  // object names; empty with any_name = every object
+  std::string series;                  // .Series
+  kube::ResourceInfo resource;         // the objects' resource
+  std::string namespace_name;          // adds the namespace matcher when non-empty
+  std::span<const std::string> names;  // object names; empty with any_name = every object
   bool any_name = false;
   promql::LabelSelector metric_selector;
 };

@@ -38,6 +38,8 @@ class CoalescingPrometheusApi : public PrometheusApi {
 
   QueryResult query(const std::string& promql, Clock::time_point at,
                     std::chrono::milliseconds timeout) override;
+  std::shared_ptr<const QueryResult> sharedQuery(const std::string& promql, Clock::time_point at,
+                                                 std::chrono::milliseconds timeout) override;
   // Passes straight through: range queries (forecast history) are rare, long and seldom
   // identical, so sharing them would only hold answers of megabytes in memory.
   RangeResult queryRange(const std::string& promql, Clock::time_point start, Clock::time_point end,
@@ -62,13 +64,15 @@ class CoalescingPrometheusApi : public PrometheusApi {
     std::shared_ptr<const QueryResult> result;
   };
 
-  QueryResult lead(const std::string& promql, Clock::time_point at,
-                   std::chrono::milliseconds timeout, const std::shared_ptr<Flight>& flight);
+  std::shared_ptr<const QueryResult> lead(const std::string& promql, Clock::time_point at,
+                                          std::chrono::milliseconds timeout,
+                                          const std::shared_ptr<Flight>& flight);
   // Ends the flight: no longer in flight, its answer remembered (when it has one) and handed to
   // its waiters. A null `result` is a failure, described by flight.failure.
   void finish(const std::string& promql, Clock::time_point at, Flight& flight,
               std::shared_ptr<const QueryResult> result);
-  static QueryResult join(const Flight& flight, std::chrono::milliseconds timeout);
+  static std::shared_ptr<const QueryResult> join(const Flight& flight,
+                                                 std::chrono::milliseconds timeout);
   // Requires mutex_: an answer that serves `at_ms`, dropping answers too old to serve anything.
   std::shared_ptr<const QueryResult> cachedAnswer(const std::string& promql,
                                                   std::chrono::milliseconds at_ms);

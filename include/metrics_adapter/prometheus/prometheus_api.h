@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -111,6 +112,15 @@ class PrometheusApi {
   // GET/POST /api/v1/query with query, time and timeout. Throws PrometheusError.
   virtual QueryResult query(const std::string& promql, Clock::time_point at,
                             std::chrono::milliseconds timeout) = 0;
+  // The same answer, shared instead of copied: CoalescingPrometheusApi hands every caller of one
+  // query the answer it holds (copying 100 samples' label maps for each caller was a fifth of
+  // the allocations of a pods/* request; docs/performance.md, round 4). The request handlers
+  // call this one. By default, query()'s answer.
+  virtual std::shared_ptr<const QueryResult> sharedQuery(const std::string& promql,
+                                                         Clock::time_point at,
+                                                         std::chrono::milliseconds timeout) {
+    return std::make_shared<const QueryResult>(query(promql, at, timeout));
+  }
 
   // GET/POST /api/v1/query_range with query, start, end, step (seconds, may be fractional) and
   // timeout. The answer must be a matrix (anything else is kBadResponse). Prometheus refuses more

@@ -35,5 +35,7 @@ std::string statusJson(int code, std::string_view reason, std::string_view messa
 // encoding/json: control characters, `"`, `\`, `<`, `>`, `&`, U+2028 and U+2029; each byte of
 // invalid UTF-8 becomes \ufffd.
 std::string jsonQuote(std::string_view text);
+// The same, appended to `out`.
+void appendJsonQuoted(std::string& out, std::string_view text);
 
 }  // namespace metrics_adapter::server

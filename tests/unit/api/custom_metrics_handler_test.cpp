@@ -211,6 +211,27 @@ TEST_F(CustomMetricsHandlerTest, ListedNamesAreEscapedInTheAlternation) {
   EXPECT_EQ(list["items"][1]["describedObject"]["name"], "web.1");
 }
 
+TEST_F(CustomMetricsHandlerTest, AWildcardListIsSortedByNameAndTheLastSampleOfAnObjectWins) {
+  lister_->names = {"web-b", "web-a", "web-c"};
+  prometheus_->answer = [](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {sample({{"pod_name", "web-b"}}, 1), sample({{"pod_name", "web-c"}}, 5),
+                      sample({{"pod_name", "web-a"}}, 2), sample({{"pod_name", "web-b"}}, 3),
+                      sample({{"pod_name", "web-c"}}, 6), sample({{"pod_name", "web-b"}}, 4)};
+    return result;
+  };
+  auto r = request("default", "pods", "*", "duty_cycle_current");
+  r.label_selector = "app=web";
+  Json list = handler_->handle(r);
+  ASSERT_EQ(list["items"].size(), 3u);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"web-a", "2"}, {"web-b", "4"}, {"web-c", "6"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(list["items"][i]["describedObject"]["name"], expected[i].first) << i;
+    EXPECT_EQ(list["items"][i]["value"], expected[i].second) << i;
+  }
+}
+
 TEST_F(CustomMetricsHandlerTest, NoListedObjectsIsAnEmptyListWithoutAQuery) {
   auto r = request("default", "pods", "*", "duty_cycle_current");
   r.label_selector = "app=none";
