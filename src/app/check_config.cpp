@@ -205,6 +205,12 @@ class RecordingPrometheus : public prometheus::PrometheusApi {
     return inner_->query(promql, at, timeout);
   }
 
+  std::shared_ptr<const prometheus::QueryResult> sharedQuery(
+      const std::string& promql, prometheus::Clock::time_point at,
+      std::chrono::milliseconds timeout) override {
+    return inner_->sharedQuery(promql, at, timeout);
+  }
+
   prometheus::RangeResult queryRange(const std::string& promql, prometheus::Clock::time_point start,
                                      prometheus::Clock::time_point end,
                                      std::chrono::milliseconds step,

@@ -42,7 +42,7 @@ void runBounded(std::size_t count, std::size_t workers,
 
 // What one query of the pods of a namespace (or of the nodes) came back with.
 struct QueryOutcome {
-  prometheus::QueryResult result;
+  std::shared_ptr<const prometheus::QueryResult> result;  // set when there is no error
   std::optional<ResourceQueryError> error;
 };
 
@@ -56,9 +56,9 @@ QueryOutcome attempt(const discovery::CompiledResourceRule& rule, std::string_vi
   try {
     promql = render();
     outcome.result = run(promql);
-    if (outcome.result.type != prometheus::QueryResult::Type::kVector) {
+    if (outcome.result->type != prometheus::QueryResult::Type::kVector) {
       throw ResourceQueryError(std::string(field) + " of " + rule.id + " answered " +
-                                   prometheus::describeResultType(outcome.result.type) +
+                                   prometheus::describeResultType(outcome.result->type) +
                                    ", not an instant vector: " + promql,
                                promql, nullptr);
     }
@@ -87,10 +87,10 @@ ResourceMetrics::ResourceMetrics(ResourceMetricsOptions options,
                                  std::shared_ptr<telemetry::SelfMetrics> self_metrics)
     : options_(options), self_metrics_(std::move(self_metrics)) {}
 
-prometheus::QueryResult ResourceMetrics::runQuery(const prometheus::Backend& backend,
-                                                  const std::string& promql,
-                                                  prometheus::Clock::time_point at) const {
-  return backend.api->query(promql, at, backend.queryTimeout(options_.query_timeout));
+std::shared_ptr<const prometheus::QueryResult> ResourceMetrics::runQuery(
+    const prometheus::Backend& backend, const std::string& promql,
+    prometheus::Clock::time_point at) const {
+  return backend.api->sharedQuery(promql, at, backend.queryTimeout(options_.query_timeout));
 }
 
 void ResourceMetrics::account(std::string_view resource,
@@ -147,7 +147,8 @@ PodMetricsResult ResourceMetrics::podMetrics(const prometheus::Backend& backend,
     if (cpu.error || memory.error) {
       failed[index] = NamespaceFailure{namespace_name, cpu.error ? *cpu.error : *memory.error};
     } else {
-      decoded[index] = decodePodUsage(rules, namespace_name, pod_names, cpu.result, memory.result);
+      decoded[index] =
+          decodePodUsage(rules, namespace_name, pod_names, *cpu.result, *memory.result);
     }
     cpu = QueryOutcome{};
     memory = QueryOutcome{};
@@ -195,7 +196,7 @@ NodeMetricsResult ResourceMetrics::nodeMetrics(const prometheus::Backend& backen
   for (const QueryOutcome& outcome : outcomes) {
     if (outcome.error) throw *outcome.error;
   }
-  DecodedNodes decoded = decodeNodeUsage(rules, nodes, outcomes[0].result, outcomes[1].result);
+  DecodedNodes decoded = decodeNodeUsage(rules, nodes, *outcomes[0].result, *outcomes[1].result);
   std::map<std::string, NodeUsage, std::less<>> by_name;
   for (NodeUsage& node : decoded.nodes) {
     std::string name = node.name;

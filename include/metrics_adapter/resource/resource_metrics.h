@@ -74,8 +74,10 @@ class ResourceMetrics {
                                 prometheus::Clock::time_point at) const;
 
  private:
-  prometheus::QueryResult runQuery(const prometheus::Backend& backend, const std::string& promql,
-                                   prometheus::Clock::time_point at) const;
+  // The answer shared with every caller of the same query (PrometheusApi::sharedQuery).
+  std::shared_ptr<const prometheus::QueryResult> runQuery(const prometheus::Backend& backend,
+                                                          const std::string& promql,
+                                                          prometheus::Clock::time_point at) const;
   void account(std::string_view resource, const std::vector<Omission>& omitted) const;
 
   ResourceMetricsOptions options_;
