@@ -14,7 +14,8 @@ measures:
 Issue 18 added: nginx serving the same discovery bytes as a same-run ceiling
 (bench/nginx_reference.py), where the idle RSS goes (bench/memory_breakdown.py), start → ready
 phase by phase (bench/startup_phases.py), and --baseline to set a saved --json run beside this
-one (bench/report.py).
+one (bench/report.py); round 4, mallocs per discovery request, ours and nginx's, counted by a
+uprobe in runs of their own (bench/malloc_count.py; needs perf and root).
 Each phase runs in its own adapter process, so relists (whose interval is short in the
 discovery phase) do not disturb the load phases. Prints a table; --json writes the figures."""
 
