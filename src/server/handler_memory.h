@@ -32,10 +32,11 @@ class HandlerMemory {
 };
 
 // The allocator a handler bound by withMemory() gives Asio: the connection's block.
+// The member names are those the standard's Allocator requirements and Asio look for.
 template <class T>
 class HandlerAllocator {
  public:
-  using value_type = T;
+  using value_type = T;  // NOLINT(readability-identifier-naming)
 
   explicit HandlerAllocator(HandlerMemory& memory) noexcept : memory_(&memory) {}
   template <class U>
@@ -71,6 +72,7 @@ class MemoryBoundHandler {
   MemoryBoundHandler(HandlerMemory& memory, Handler handler)
       : memory_(&memory), handler_(std::move(handler)) {}
 
+  // NOLINTNEXTLINE(readability-identifier-naming): the name Asio's associated_allocator reads
   allocator_type get_allocator() const noexcept { return allocator_type(*memory_); }
 
   template <class... Args>
