@@ -36,7 +36,8 @@ import threading
 import time
 import urllib.parse
 
-import run  # bench/run.py: TlsClient, percentile, proc_status, cpu_model, harness
+import report  # cpu_model
+import run  # bench/run.py: TlsClient, percentile, proc_status, harness
 
 harness = run.harness
 from recording_proxy import RecordingProxy  # noqa: E402  (tests/integration, on run's path)
@@ -366,7 +367,7 @@ def print_table(results, args):
           "time %gx faster than in a cluster; %d cores (%s) shared by Prometheus, the adapters, "
           "the proxies and the HPA driver; median of %d run(s)"
           % (args.pods, args.deployments, args.hpas, args.rounds, args.time_scale,
-             os.cpu_count(), run.cpu_model(), len(results)))
+             os.cpu_count(), report.cpu_model(), len(results)))
     print("config: %s" % CONFIG_SHAPE)
     print("load average at the end: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
     cases = list(results[0])

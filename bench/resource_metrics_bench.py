@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 
+import report  # cpu_model
 import run  # bench/run.py: build, wrk, proc_status, TlsClient, percentile, harness
 
 harness = run.harness
@@ -213,7 +214,7 @@ def print_table(results, args, pods):
     print()
     print("metrics.k8s.io benchmark: %d pods in %d namespaces; %d cores (%s) shared by the "
           "adapter, the fakes and wrk (-t1, %ds per load); median of %d run(s)"
-          % (pods, args.namespaces, os.cpu_count(), run.cpu_model(), args.seconds, len(results)))
+          % (pods, args.namespaces, os.cpu_count(), report.cpu_model(), args.seconds, len(results)))
     print("load average at the end: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
     hpa = "HPA's namespaced list (%d pods)" % args.pods_per_namespace
     lc, c = args.latency_connections, args.connections
