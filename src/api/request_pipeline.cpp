@@ -1,5 +1,6 @@
 #include "metrics_adapter/api/request_pipeline.h"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,12 +47,16 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
   server::ResponseNotes notes;
   // One RequestInfo per thread, parsed into again by each request: its strings keep their
   // capacity, so a discovery request allocates nothing to be parsed.
-  thread_local server::RequestInfo parsed;
+  thread_local std::optional<server::RequestInfo> parsed;
+  // A target of up to the header limit (1 MiB) grows it: made anew then (emplace destroys the
+  // old one; an assignment would keep its strings' buffers).
+  constexpr std::size_t kKeptTargetBytes = 16384;
+  if (!parsed || parsed->path.capacity() > kKeptTargetBytes) parsed.emplace();
   const server::RequestInfo* info = nullptr;
   std::string invalid_target;
   try {
-    server::parseRequestInfo(request.method, request.target, parsed);
-    info = &parsed;
+    server::parseRequestInfo(request.method, request.target, *parsed);
+    info = &*parsed;
     notes.route = routeLabel(*info);
   } catch (const server::InvalidRequestTarget& error) {
     invalid_target = error.what();

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "server/http_message.h"
 #include "server/peer_certificates.h"
@@ -158,6 +159,7 @@ void Connection::awaitRequest() {
   if (state_->stopping) return closeGracefully();
   if (buffer_.size() > 0) return readHeader();  // a pipelined request is already here
   if (buffer_.capacity() > kRetainedBufferBytes) buffer_.shrink_to_fit();
+  releaseLargeRequest();
   phase_ = Phase::kIdle;
   // Only the first byte may take idle_timeout; the rest of the header gets header_timeout.
   stream_.next_layer().expires_after(state_->options.idle_timeout);
@@ -331,6 +333,19 @@ void Connection::respondAndClose(HttpResponse response) {
   keep_alive_ = false;
   head_request_ = false;
   respond(std::move(response));
+}
+
+void Connection::releaseLargeRequest() {
+  std::size_t held =
+      request_.target.capacity() + request_.body.capacity() + request_.method.capacity();
+  for (const auto& [name, value] : request_.headers) held += name.capacity() + value.capacity();
+  if (held <= kRetainedBufferBytes) return;
+  // Swapped with new ones, not assigned: a string assigned a short one keeps its buffer. The
+  // address and the client's certificates stay.
+  std::string().swap(request_.method);
+  std::string().swap(request_.target);
+  std::string().swap(request_.body);
+  std::vector<std::pair<std::string, std::string>>().swap(request_.headers);
 }
 
 void Connection::onWritten(const beast::error_code& ec, bool keep_alive) {

@@ -65,6 +65,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void respond(HttpResponse response);
   void account(const HttpResponse& response);  // tells the exchange observer, if any
   void respondAndClose(HttpResponse response);
+  // Frees request_'s strings when a large request (up to max_header_bytes) grew them past what
+  // an idle connection keeps, as the read buffer's.
+  void releaseLargeRequest();
   void onWritten(const boost::beast::error_code& ec, bool keep_alive);
   void closeGracefully();
   void closeNow();
@@ -84,7 +87,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer handler_timer_;
   boost::beast::flat_buffer buffer_;
   // Every request of the connection is parsed into request_ (the address and the client's
-  // certificates are set once), so its buffers are reused from one request to the next.
+  // certificates are set once), so its buffers are reused from one request to the next, up to
+  // 16 KiB of them (releaseLargeRequest).
   HttpRequest request_;
   std::optional<RequestParser> parser_;
   WireResponse answer_;  // the answer being written; reused, so its head buffer is too

@@ -52,7 +52,7 @@ std::string HttpRequest::header(std::string_view name) const {
 
 void WireResponse::clear() {
   body = {};
-  response = HttpResponse();
+  response.reset();
 }
 
 void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire) {
@@ -93,8 +93,8 @@ void renderResponse(HttpResponse response, bool head_request, bool keep_alive, W
   }
   if (!keep_alive) appendField(head, "Connection", "close");
   head.append("\r\n");
-  wire.response = std::move(response);
-  wire.body = body_allowed && !head_request ? wire.response.bodyText() : std::string_view();
+  const HttpResponse& kept = wire.response.emplace(std::move(response));
+  wire.body = body_allowed && !head_request ? kept.bodyText() : std::string_view();
 }
 
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message) {

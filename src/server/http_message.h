@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,9 +16,12 @@ namespace metrics_adapter::server {
 struct WireResponse {
   std::string head;
   std::string_view body;  // into `response`; empty for HEAD, 204 and 304
-  HttpResponse response;  // owns the body while it is written
+  // Owns the body while it is written. Destroyed, not assigned, once written: a string assigned
+  // an empty one keeps its buffer, and a connection kept every large answer's (a 3 MB
+  // PodMetricsList) alive beside the next one.
+  std::optional<HttpResponse> response;
 
-  void clear();  // drops the response; the head keeps its capacity
+  void clear();  // frees the response; the head keeps its capacity
 };
 
 // Renders `response` into `wire`: Content-Type, Content-Length, `X-Content-Type-Options:

@@ -116,6 +116,19 @@ TEST_F(HttpsServerTest, AnswersOfEverySizeArriveWholeOnOneConnection) {
   }
 }
 
+// A request larger than a connection keeps between requests (its strings are released while
+// it is idle) is answered, and so is the one after it on the same connection.
+TEST_F(HttpsServerTest, AfterALargeRequestTheConnectionGoesOn) {
+  start();
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  Request large(http::verb::get, "/large", 11);
+  large.set("X-Large", std::string(40000, 'a'));
+  EXPECT_EQ(client.roundTrip(std::move(large)).body(), "GET /large ");
+  EXPECT_EQ(client.get("/small").body(), "GET /small ");
+  EXPECT_EQ(client.get("/small-again").body(), "GET /small-again ");
+}
+
 TEST_F(HttpsServerTest, HeadHasContentLengthButNoBody) {
   start();
   TlsClient client;
