@@ -21,7 +21,6 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
  public:
   explicit RequestParser(HttpRequest& storage) : request_(storage) {}
 
-  HttpRequest& request() { return request_; }
   boost::beast::http::verb method() const { return method_; }
 
  private:

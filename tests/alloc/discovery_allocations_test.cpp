@@ -18,10 +18,9 @@
 #include <string>
 
 #include "metrics_adapter/api/request_pipeline.h"
-#include "metrics_adapter/discovery/registry.h"
-#include "metrics_adapter/kube/rest_mapper.h"
 #include "metrics_adapter/server/https_server.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
+#include "unit/api/empty_router.h"
 #include "unit/server/test_support.h"
 
 namespace {
@@ -42,14 +41,7 @@ void* operator new(std::size_t size) {
 namespace metrics_adapter::server::testing {
 namespace {
 
-// The adapter's pipeline over an empty registry: its discovery documents are rendered once.
-std::shared_ptr<const api::Router> emptyRouter() {
-  auto rule_set = std::make_shared<discovery::RuleSet>();
-  rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
-  auto snapshot = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
-  return std::make_shared<const api::Router>(
-      api::RouterParts{.snapshots = [snapshot] { return snapshot; }});
-}
+using metrics_adapter::testing::emptyRouter;
 
 TEST(DiscoveryAllocationsTest, AnsweringDiscoveryAllocatesNothingOnTheIoThread) {
   TempDir dir;

@@ -32,7 +32,8 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
-  // A literal in every handler: a view, so an answer allocates nothing for it.
+  // A view, so an answer allocates nothing for it: it must point at static text (every handler
+  // sets a literal), as it is read when the answer is written, after the handler returned.
   std::string_view content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string body;

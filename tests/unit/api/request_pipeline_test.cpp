@@ -8,19 +8,12 @@
 #include <vector>
 
 #include "metrics_adapter/auth/auth_filter.h"
-#include "metrics_adapter/discovery/registry.h"
-#include "metrics_adapter/kube/rest_mapper.h"
+#include "unit/api/empty_router.h"
 
 namespace metrics_adapter::api {
 namespace {
 
-// A Router over an empty registry: discovery answers, metric routes 404.
-std::shared_ptr<const Router> emptyRouter() {
-  auto rule_set = std::make_shared<discovery::RuleSet>();
-  rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
-  auto snapshot = std::make_shared<const discovery::RegistrySnapshot>(rule_set);
-  return std::make_shared<const Router>(RouterParts{.snapshots = [snapshot] { return snapshot; }});
-}
+using metrics_adapter::testing::emptyRouter;
 
 server::HttpRequest get(const std::string& target) {
   server::HttpRequest request;
