@@ -163,14 +163,14 @@ class Bench:
     def prometheus_stats(self, url):
         return harness.http_get_json(url + "/stats")
 
-    def start_adapter(self, name, prometheus_url, relist_interval, verbosity):
+    def start_adapter(self, name, prometheus_url, relist_interval, verbosity, extra_args=()):
         port = harness.free_port()
         argv = [self.binary, "--config=" + CONFIG, "--prometheus-url=" + prometheus_url,
                 "--secure-port=%d" % port, "--bind-address=127.0.0.1",
                 "--cert-dir=" + os.path.join(self.procs.workdir, "certs-" + name),
                 "--authentication-mode=none", "--lister-kubeconfig=" + self.kube.kubeconfig,
                 "--metrics-relist-interval=" + relist_interval, "--max-requests-inflight=2000",
-                "--v=%d" % verbosity]
+                "--v=%d" % verbosity] + list(extra_args)
         began = time.monotonic()
         exec_wall = time.time()  # for the wall-clock timestamps of its log
         process = self.procs.spawn("adapter-" + name, argv)

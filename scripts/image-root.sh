@@ -30,6 +30,9 @@ owner() {
 }
 
 install -D -m 0755 "$binary" "$root/usr/local/bin/metrics-adapter"
+# Where upstream's image has its binary: manifests written for prometheus-adapter that set
+# command: ["/adapter"] start this one.
+ln -s /usr/local/bin/metrics-adapter "$root/adapter"
 
 # Every absolute path ldd prints: the libraries and the loader the binary names (its ELF
 # interpreter, /lib64/ld-linux-x86-64.so.2 on amd64). Each is copied as a regular file at the

@@ -59,7 +59,12 @@ int main(int argc, char** argv) {
     logWarningsToStderr();
     return runDryRun(options, std::cout, std::cerr);
   }
-  configureLogging(options.verbosity, options.log_format);
+  try {
+    configureLogging(options.log);  // opens --log_file / --log_dir
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "metrics-adapter: " << e.what() << "\n";
+    return 1;
+  }
   tuneProcessForServing();
   return runAdapter(options);
 }

@@ -197,7 +197,7 @@ BuiltQuery buildQuery(const CustomMetricRequest& request, const ResolvedMetric& 
   spec.names = objects.names;  // a view: the selection outlives the query it builds
   spec.any_name = objects.any_name;
   BuiltQuery query = buildCustomQuery(spec, mapper);
-  spdlog::debug("metric {} on {}: {}", request.metric, resolved.group_resource, query.promql);
+  SPDLOG_DEBUG("metric {} on {}: {}", request.metric, resolved.group_resource, query.promql);
   return query;
 }
 
@@ -252,8 +252,8 @@ std::vector<ObjectValue> valuesByObject(const prometheus::QueryResult& result,
     values.push_back(ObjectValue{label->second, std::move(*quantity), sample.timestamp});
   }
   if (skipped > 0) {
-    spdlog::debug("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
-                  group_resource, skipped);
+    SPDLOG_DEBUG("metric {} on {}: skipped {} NaN/Inf/blank samples", request.metric,
+                 group_resource, skipped);
   }
   // Several samples for one object: the last wins, as upstream. A stable sort keeps the
   // answer's order within a name, so the last of each run is the one kept.
@@ -344,7 +344,7 @@ const prometheus::Backend& backendOf(const discovery::RegistrySnapshot& snapshot
 ApiError prometheusFailure(const prometheus::PrometheusError& error, std::string_view backend,
                            const std::string& what) {
   const std::string context = what + " from backend \"" + std::string(backend) + "\"";
-  spdlog::warn("Prometheus failed for {}: {}", context, error.detail());
+  SPDLOG_WARN("Prometheus failed for {}: {}", context, error.detail());
   using Kind = prometheus::PrometheusError::Kind;
   const std::string_view message = error.what();
   // Prometheus says it cannot answer now (errorType "unavailable" or "timeout", HTTP 503 or 429)

@@ -81,7 +81,7 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
                                "\": " + e.what());
   }
   const std::string promql = buildExternalQuery(spec, snapshot->mapper());
-  spdlog::debug("external metric {} in {}: {}", request.metric, request.namespace_name, promql);
+  SPDLOG_DEBUG("external metric {} in {}: {}", request.metric, request.namespace_name, promql);
   if (trace) trace->promql = promql;
 
   std::shared_ptr<const prometheus::QueryResult> answer;
@@ -124,7 +124,7 @@ Json ExternalMetricsHandler::handle(const ExternalMetricRequest& request, QueryT
                      {"value", *quantity}});
   }
   if (skipped > 0) {
-    spdlog::debug("external metric {}: skipped {} NaN/Inf/blank samples", request.metric, skipped);
+    SPDLOG_DEBUG("external metric {}: skipped {} NaN/Inf/blank samples", request.metric, skipped);
   }
   return externalMetricValueList(std::move(items));
 }

@@ -25,6 +25,13 @@ class InFlight {
   telemetry::SelfMetrics& metrics_;
 };
 
+// The rest of who the caller is, for the audit log: moved, not copied (the name is there).
+void keepCaller(auth::UserInfo&& user, server::ResponseNotes& notes) {
+  notes.uid = std::move(user.uid);
+  notes.groups = std::move(user.groups);
+  notes.extra = std::move(user.extra);
+}
+
 }  // namespace
 
 RequestPipeline::RequestPipeline(std::shared_ptr<const auth::AuthFilter> auth,
@@ -82,9 +89,14 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
       auto permission = auth_->authorize(user, request, *info, reviews);
       if (std::holds_alternative<auth::AuthFilter::NeedsReview>(permission)) return std::nullopt;
       if (auto* refusal = std::get_if<server::HttpResponse>(&permission)) {
+        // 403 is the authorizer's denial; a 503 (review unavailable) decided nothing.
+        if (refusal->status == 403) notes.decision = "forbid";
+        keepCaller(std::move(user), notes);
         return std::move(*refusal);
       }
     }
+    notes.decision = "allow";
+    keepCaller(std::move(user), notes);
     return router_->route(request, *info);
   }();
   if (!response) return std::nullopt;
@@ -97,10 +109,12 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
 }
 
 RequestAccounting::RequestAccounting(std::shared_ptr<telemetry::SelfMetrics> self_metrics,
-                                     AccessLog access_log)
-    : self_metrics_(std::move(self_metrics)), access_log_(std::move(access_log)) {}
+                                     AccessLog access_log, Audit audit)
+    : self_metrics_(std::move(self_metrics)),
+      access_log_(std::move(access_log)),
+      audit_(std::move(audit)) {}
 
-void RequestAccounting::observe(const server::Exchange& exchange) {
+bool RequestAccounting::observe(const server::Exchange& exchange) {
   std::string_view route = exchange.notes->route;
   std::string parsed_route;
   if (route.empty()) {
@@ -114,6 +128,7 @@ void RequestAccounting::observe(const server::Exchange& exchange) {
   }
   self_metrics_->observeRequest(route, exchange.code, exchange.latency);
   if (access_log_) access_log_(exchange);
+  return !audit_ || audit_(exchange);
 }
 
 }  // namespace metrics_adapter::api

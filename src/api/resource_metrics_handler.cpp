@@ -299,8 +299,8 @@ std::string ResourceMetricsHandler::pods(const ResourceMetricsRequest& request,
   // namespace (or one pod) fails with its query.
   for (const auto& failure : result.failures) {
     if (!request.namespace_name.empty()) throw queryFailure(failure.error, backend.name);
-    spdlog::warn("pod metrics of namespace {} left out: {} (query: {})", failure.namespace_name,
-                 failure.error.what(), failure.error.query());
+    SPDLOG_WARN("pod metrics of namespace {} left out: {} (query: {})", failure.namespace_name,
+                failure.error.what(), failure.error.query());
   }
   if (!request.name.empty() && result.pods.empty()) {
     throw noMetrics("podmetrics", request.namespace_name + "/" + request.name);

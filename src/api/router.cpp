@@ -272,11 +272,10 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     if (pretty) return jsonResponse(200, parts_.custom_metrics->handle(*metric_request), true);
     return renderedResponse(parts_.custom_metrics->render(*metric_request) + '\n');
   } catch (const ApiError& error) {
-    if (error.code() >= 500)
-      spdlog::warn("{} {}: {}", request.method, request.target, error.what());
+    if (error.code() >= 500) SPDLOG_WARN("{} {}: {}", request.method, request.target, error.what());
     return errorResponse(error);
   } catch (const std::exception& error) {
-    spdlog::error("{} {}: unexpected error: {}", request.method, request.target, error.what());
+    SPDLOG_ERROR("{} {}: unexpected error: {}", request.method, request.target, error.what());
     return errorResponse(ApiError::internal("unexpected error, see the adapter log"));
   }
 }
@@ -335,7 +334,7 @@ server::HttpResponse Router::health(const std::string& endpoint,
     auto failure = check.check();
     if (failure) {
       healthy = false;
-      spdlog::info("{} check {} failed: {}", endpoint, check.name, *failure);
+      SPDLOG_INFO("{} check {} failed: {}", endpoint, check.name, *failure);
       report += "[-]" + check.name + " failed: reason withheld\n";
     } else {
       report += "[+]" + check.name + " ok\n";

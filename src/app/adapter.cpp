@@ -12,6 +12,7 @@
 #include "app/auth_setup.h"
 #include "app/backend_pool.h"
 #include "app/config_reloader.h"
+#include "app/debug_socket.h"
 #include "app/logging.h"
 #include "app/periodic_task.h"
 #include "app/process_tuning.h"
@@ -20,12 +21,14 @@
 #include "metrics_adapter/api/resource_metrics_handler.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/api/version_info.h"
+#include "metrics_adapter/audit/auditor.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
+#include "metrics_adapter/kube/rate_limited_kube_api.h"
 #include "metrics_adapter/prometheus/coalescing_prometheus_api.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
@@ -54,13 +57,24 @@ std::shared_ptr<kube::KubeApi> makeKubeClient(const AdapterOptions& options) {
   const std::optional<kube::KubeClientOptions> client_options =
       chosen.path.empty() ? kube::inClusterOptions() : kube::loadKubeconfig(chosen.path);
   if (!client_options) {
-    spdlog::warn(
+    SPDLOG_WARN(
         "no Kubernetes API configured (no --lister-kubeconfig/--kubeconfig, not in a cluster): "
         "wildcard requests with a labelSelector will answer 503");
     return nullptr;
   }
-  spdlog::info("Kubernetes API: {} ({})", client_options->server, client_options->source);
+  SPDLOG_INFO("Kubernetes API: {} ({})", client_options->server, client_options->source);
   return std::make_shared<kube::KubeClient>(*client_options);
+}
+
+// The client for objects and discovery, limited by --client-qps/--client-burst as upstream's
+// lister client is (TokenReview and SubjectAccessReview are not: they hold up requests).
+std::shared_ptr<kube::KubeApi> limitListerCalls(const AdapterOptions& options,
+                                                std::shared_ptr<kube::KubeApi> client) {
+  if (!client || options.client_qps <= 0) return client;
+  const int burst = options.client_burst > 0 ? options.client_burst : 10;  // client-go's
+  SPDLOG_INFO("Kubernetes API calls for objects and discovery limited to {}/s, burst {}",
+              options.client_qps, burst);
+  return std::make_shared<kube::RateLimitedKubeApi>(std::move(client), options.client_qps, burst);
 }
 
 std::shared_ptr<kube::KubeApi> clientFor(const std::string& kubeconfig,
@@ -73,8 +87,8 @@ std::shared_ptr<kube::KubeApi> clientFor(const std::string& kubeconfig,
 std::optional<AuthStack> makeAuth(const AdapterOptions& options,
                                   const std::shared_ptr<kube::KubeApi>& kube) {
   if (!options.auth.delegated) {
-    spdlog::warn("*** --authentication-mode=none: every caller is allowed everything. ***");
-    spdlog::warn("*** Use it only for local tests; in a cluster use the default, delegated. ***");
+    SPDLOG_WARN("*** --authentication-mode=none: every caller is allowed everything. ***");
+    SPDLOG_WARN("*** Use it only for local tests; in a cluster use the default, delegated. ***");
     return std::nullopt;
   }
   auto authentication = clientFor(options.auth.authentication_kubeconfig, kube);
@@ -95,8 +109,8 @@ std::vector<kube::ResourceInfo> initialResources(kube::KubeApi* kube) {
     try {
       return kube::discoverResources(*kube, std::chrono::seconds(10));
     } catch (const std::exception& e) {
-      spdlog::warn("API discovery failed, using the built-in REST mapping until it works: {}",
-                   e.what());
+      SPDLOG_WARN("API discovery failed, using the built-in REST mapping until it works: {}",
+                  e.what());
     }
   }
   return kube::RestMapper::builtin().resources();
@@ -131,6 +145,36 @@ config::AdapterConfig loadConfig(const std::string& path) {
   }
 }
 
+// The API groups served, for the start line: custom and external metrics always, resource
+// metrics while the config has resourceRules (as the /apis document lists them).
+std::string describeApiGroups(const config::AdapterConfig& config) {
+  std::string groups =
+      "custom.metrics.k8s.io (v1beta2, v1beta1), external.metrics.k8s.io (v1beta1)";
+  if (config.resource_rules) groups += ", metrics.k8s.io (v1beta1)";
+  return groups;
+}
+
+// What the command line asked that is done differently here, said once at start.
+void logStartupNotices(const AdapterOptions& options) {
+  if (!options.ignored_arguments.empty()) {
+    std::string words;
+    for (const std::string& word : options.ignored_arguments) {
+      words += (words.empty() ? "\"" : ", \"") + word + "\"";
+    }
+    SPDLOG_WARN(
+        "ignoring {} (not flags; upstream's command line ignores them too, e.g. the "
+        "Helm chart's leading \"/adapter\")",
+        words);
+  }
+  for (const StartupNotice& notice : options.notices) {
+    if (notice.warning) {
+      SPDLOG_WARN("{}", notice.text);
+    } else {
+      SPDLOG_INFO("{}", notice.text);
+    }
+  }
+}
+
 // Everything the adapter runs, built in data-flow order and stopped in reverse.
 class Adapter {
  public:
@@ -149,7 +193,7 @@ class Adapter {
             try {
               state->replaceMapper(std::move(mapper));
             } catch (const config::ConfigError& e) {
-              spdlog::error("rules not updated for the new REST mapping: {}", e.what());
+              SPDLOG_ERROR("rules not updated for the new REST mapping: {}", e.what());
             }
           });
     }
@@ -161,19 +205,23 @@ class Adapter {
     } catch (const std::exception& e) {
       throw StartupError(std::string("cannot start the HTTPS server: ") + e.what());
     }
+    try {
+      if (debug_socket_) debug_socket_->start();
+    } catch (const std::exception& e) {
+      throw StartupError(e.what());
+    }
     self_metrics_->setBuildInfo(MA_VERSION);
     relister_->start();
     forecast_refresh_->start();
     if (refresher_) refresher_->start();
     reloader_->start();
-    spdlog::info(
-        "metrics-adapter {} serving custom.metrics.k8s.io and external.metrics.k8s.io on "
-        "https://{}:{} from {}",
-        MA_VERSION, options_.server.bind_address, server_->port(), describeBackends(*backends_));
+    SPDLOG_INFO("metrics-adapter {} serving {} on https://{}:{} from {}", MA_VERSION,
+                describeApiGroups(*config_state_->config()), options_.server.bind_address,
+                server_->port(), describeBackends(*backends_));
   }
 
   void reload() {
-    spdlog::info("received SIGHUP, reloading {}", options_.config_file);
+    SPDLOG_INFO("received SIGHUP, reloading {}", options_.config_file);
     reloader_->reloadNow();
   }
 
@@ -186,6 +234,8 @@ class Adapter {
     if (refresher_) refresher_->stop();
     if (auth_ && auth_->config_refresh) auth_->config_refresh->stop();
     relister_->stop();
+    if (debug_socket_) debug_socket_->stop();
+    if (auditor_) auditor_->stop();  // the last answers' events are flushed
   }
 
  private:
@@ -197,12 +247,16 @@ class Adapter {
           options_.prometheus,
           prometheus::CoalescingOptions{.cache_ttl = options_.metrics_cache_ttl}, self_metrics_);
       backends_ = backend_pool_->build(config);
-      kube_ = makeKubeClient(options_);
-      auth_ = makeAuth(options_, kube_);
-    } catch (const std::invalid_argument& e) {
-      throw StartupError(e.what());
+      std::shared_ptr<kube::KubeApi> kube = makeKubeClient(options_);
+      auth_ = makeAuth(options_, kube);
+      kube_ = limitListerCalls(options_, std::move(kube));
+      auditor_ = audit::Auditor::start(options_.audit, self_metrics_);
     } catch (const config::ConfigError& e) {
       throw StartupError(std::string("invalid configuration: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw StartupError(e.what());
+    } catch (const std::runtime_error& e) {  // the auth ConfigMap unless tolerated, audit files
+      throw StartupError(e.what());
     }
   }
 
@@ -216,9 +270,9 @@ class Adapter {
     } catch (const config::ConfigError& e) {
       throw StartupError(std::string("invalid configuration: ") + e.what());
     }
-    spdlog::info("loaded {} of {} rules and {} forecast rules from {}", rule_set->rules.size(),
-                 config.rules.size() + config.external_rules.size(), config.forecast_rules.size(),
-                 options_.config_file);
+    SPDLOG_INFO("loaded {} of {} rules and {} forecast rules from {}", rule_set->rules.size(),
+                config.rules.size() + config.external_rules.size(), config.forecast_rules.size(),
+                options_.config_file);
     discovery::RelistOptions relist = options_.relist;
     relist.after_run = returnFreedMemory;
     relister_ = std::make_shared<discovery::Relister>(rule_set, relist, self_metrics_);
@@ -271,9 +325,9 @@ class Adapter {
     parts.self_metrics = self_metrics_;
     parts.version = api::buildVersionInfo(MA_VERSION);
 
-    auto pipeline = std::make_shared<const api::RequestPipeline>(
-        auth_ ? auth_->filter : nullptr, std::make_shared<const api::Router>(std::move(parts)),
-        self_metrics_);
+    auto router = std::make_shared<const api::Router>(std::move(parts));
+    auto pipeline = std::make_shared<const api::RequestPipeline>(auth_ ? auth_->filter : nullptr,
+                                                                 router, self_metrics_);
     server::Handlers handlers;
     handlers.handler = [pipeline](const server::HttpRequest& request) {
       return pipeline->handle(request);
@@ -281,9 +335,18 @@ class Adapter {
     handlers.at_once = [pipeline](const server::HttpRequest& request) {
       return pipeline->answerAtOnce(request);
     };
+    api::RequestAccounting::Audit audit;
+    if (auditor_) {
+      audit = [auditor = auditor_.get()](const server::Exchange& exchange) {
+        return auditor->record(exchange);
+      };
+    }
     server_ = std::make_unique<server::HttpsServer>(
         options_.server, std::move(handlers),
-        std::make_shared<api::RequestAccounting>(self_metrics_, logExchange));
+        std::make_shared<api::RequestAccounting>(self_metrics_, logExchange, std::move(audit)));
+    if (!options_.debug_socket_path.empty()) {
+      debug_socket_ = makeDebugSocket(options_, router);
+    }
   }
 
   const AdapterOptions& options_;
@@ -299,7 +362,9 @@ class Adapter {
   std::unique_ptr<PeriodicTask> forecast_refresh_;
   std::unique_ptr<ConfigReloader> reloader_;
   std::unique_ptr<RestMappingRefresher> refresher_;
+  std::unique_ptr<audit::Auditor> auditor_;  // null when nothing is audited
   std::unique_ptr<server::HttpsServer> server_;
+  std::unique_ptr<server::DebugSocketServer> debug_socket_;
 };
 
 // Waits for SIGINT/SIGTERM; each SIGHUP on the way runs `reload`. Returns the stopping signal.
@@ -314,7 +379,8 @@ int waitForStop(const sigset_t& handled_signals, const std::function<void()>& re
 }  // namespace
 
 int runAdapter(const AdapterOptions& options) {
-  configureLogging(options.verbosity, options.log_format);
+  configureLogging(options.log);
+  logStartupNotices(options);
   const sigset_t handled_signals = blockHandledSignals();
   raiseOpenFileLimit();
   std::unique_ptr<Adapter> adapter;
@@ -322,11 +388,11 @@ int runAdapter(const AdapterOptions& options) {
     adapter = std::make_unique<Adapter>(options);
     adapter->start();
   } catch (const StartupError& e) {
-    spdlog::critical("{}", e.what());
+    SPDLOG_CRITICAL("{}", e.what());
     return 1;
   }
   const int signal_number = waitForStop(handled_signals, [&adapter] { adapter->reload(); });
-  spdlog::info("received signal {}, shutting down", signal_number);
+  SPDLOG_INFO("received signal {}, shutting down", signal_number);
   adapter->stop();
   return 0;
 }

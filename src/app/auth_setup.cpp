@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "metrics_adapter/kube/kube_client.h"
+
 namespace metrics_adapter::app {
 namespace {
 
@@ -46,18 +48,46 @@ auth::AuthenticationConfig effectiveConfig(const AuthOptions& options,
   return config;
 }
 
+void warnUnreadable(const std::exception& e) {
+  SPDLOG_WARN(
+      "cannot read kube-system/extension-apiserver-authentication ({}); front-proxy and client "
+      "certificates are trusted only as the flags say. Grant the adapter the role "
+      "extension-apiserver-authentication-reader in kube-system.",
+      e.what());
+}
+
 std::optional<auth::AuthenticationConfig> readConfigMap(kube::KubeApi& api) {
   try {
     return auth::parseAuthenticationConfigMap(
         api.get(kAuthConfigMap, "application/json", std::chrono::seconds(5)));
   } catch (const std::exception& e) {
-    spdlog::warn(
-        "cannot read kube-system/extension-apiserver-authentication ({}); front-proxy and client "
-        "certificates are trusted only as the flags say. Grant the adapter the role "
-        "extension-apiserver-authentication-reader in kube-system.",
-        e.what());
+    warnUnreadable(e);
     return std::nullopt;
   }
+}
+
+// At start, as upstream: a ConfigMap that is not there means none (nothing to trust from it);
+// one that cannot be read (forbidden, unreachable) stops the start unless
+// --authentication-tolerate-lookup-failure, when it is a warning as at every later refresh.
+std::optional<auth::AuthenticationConfig> readConfigMapAtStart(kube::KubeApi& api,
+                                                               bool tolerate_failure) {
+  try {
+    return auth::parseAuthenticationConfigMap(
+        api.get(kAuthConfigMap, "application/json", std::chrono::seconds(5)));
+  } catch (const kube::KubeError& e) {
+    if (e.httpStatus() != 404 && !tolerate_failure) {
+      throw kube::KubeError(
+          e.httpStatus(),
+          std::string("cannot read kube-system/extension-apiserver-authentication: ") + e.what() +
+              ". Grant the adapter the role extension-apiserver-authentication-reader in "
+              "kube-system, or start anyway with --authentication-tolerate-lookup-failure (then "
+              "only the CA flags given are trusted).");
+    }
+    warnUnreadable(e);
+  } catch (const std::exception& e) {  // a malformed ConfigMap
+    warnUnreadable(e);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -74,7 +104,9 @@ AuthStack makeAuthStack(const AuthOptions& options,
 
   auth::AuthenticationConfig from_configmap;
   if (!options.skip_lookup) {
-    if (auto found = readConfigMap(*authentication_api)) from_configmap = *found;
+    if (auto found = readConfigMapAtStart(*authentication_api, options.tolerate_lookup_failure)) {
+      from_configmap = *found;
+    }
   }
   auth::AuthenticatorOptions authenticator_options;
   authenticator_options.token_cache_ttl = options.token_cache_ttl;

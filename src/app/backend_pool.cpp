@@ -110,7 +110,7 @@ std::shared_ptr<const prometheus::Backend> BackendPool::backendFor(
       throw config::ConfigError(config::formatConfigError(config, path, e.what()));
     }
     clients_.push_back(entry.client);
-    spdlog::debug("backend {}: new client for {}", backend.name, options.url);
+    SPDLOG_DEBUG("backend {}: new client for {}", backend.name, options.url);
   }
   next[backend.name] = entry;
   auto built = std::make_shared<prometheus::Backend>();

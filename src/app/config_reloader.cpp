@@ -18,7 +18,7 @@ std::shared_ptr<const discovery::RuleSet> compileRuleSet(
   std::vector<std::string> warnings;
   rule_set->rules =
       discovery::compileRules(config, *rule_set->mapper, &warnings, &rule_set->resource_rules);
-  for (const auto& warning : warnings) spdlog::warn("{}", warning);
+  for (const auto& warning : warnings) SPDLOG_WARN("{}", warning);
   return rule_set;
 }
 
@@ -108,13 +108,13 @@ bool ConfigReloader::reloadLocked(std::optional<FileIdentity> identity) {
     auto config = config::loadConfigFile(path_);
     std::size_t rules = config.rules.size() + config.external_rules.size();
     state_->replaceConfig(std::move(config));
-    spdlog::info("config reloaded from {}: {} rules", path_, rules);
+    SPDLOG_INFO("config reloaded from {}: {} rules", path_, rules);
     success = true;
   } catch (const config::ConfigError& e) {
-    spdlog::error("config reload rejected, the last good config keeps serving: {}", e.what());
+    SPDLOG_ERROR("config reload rejected, the last good config keeps serving: {}", e.what());
   } catch (const std::exception& e) {
-    spdlog::error("config reload of {} failed, the last good config keeps serving: {}", path_,
-                  e.what());
+    SPDLOG_ERROR("config reload of {} failed, the last good config keeps serving: {}", path_,
+                 e.what());
   }
   on_result_(success);
   return success;

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "app/backend_pool.h"
+#include "app/logging.h"
+#include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/auth/authenticator.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
@@ -182,6 +184,27 @@ void checkServing(const AdapterOptions& options, Findings& found) {
   }
 }
 
+// The audit policy and backends, and the log files, as the server would open them.
+void checkAuditAndLogs(const AdapterOptions& options, Findings& found) {
+  try {
+    audit::checkAuditOptions(options.audit);
+    if (!options.audit.policy_file.empty()) found.notes.push_back("audit policy checked");
+  } catch (const std::exception& e) {
+    found.problems.emplace_back(e.what());
+  }
+  try {
+    checkLogOptions(options.log);
+  } catch (const std::exception& e) {
+    found.problems.emplace_back(e.what());
+  }
+  for (const std::string& word : options.ignored_arguments) {
+    found.warnings.push_back("\"" + word + "\" is not a flag and is ignored");
+  }
+  for (const StartupNotice& notice : options.notices) {
+    if (notice.warning) found.warnings.push_back(notice.text);
+  }
+}
+
 }  // namespace
 
 int runDryRun(const AdapterOptions& options, std::ostream& out, std::ostream& err) {
@@ -191,6 +214,7 @@ int runDryRun(const AdapterOptions& options, std::ostream& out, std::ostream& er
   checkCaFile("client-ca-file", options.auth.client_ca_file, found);
   checkCaFile("requestheader-client-ca-file", options.auth.requestheader_client_ca_file, found);
   checkServing(options, found);
+  checkAuditAndLogs(options, found);
 
   if (!found.problems.empty()) {
     for (const auto& problem : found.problems) err << "dry run: " << problem << "\n";

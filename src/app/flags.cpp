@@ -1,12 +1,14 @@
 #include "metrics_adapter/app/flags.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
 #include <map>
 
 #include "app/prometheus_auth.h"
+#include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/server/sni_cert_key.h"
 
 namespace metrics_adapter::app {
@@ -42,6 +44,40 @@ bool parseBool(const std::string& name, const std::string& value) {
   throw FlagError("--" + name + ": \"" + value + "\" is not a boolean");
 }
 
+double parseNumber(const std::string& name, const std::string& value) {
+  double result = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
+  if (error != std::errc() || end != value.data() + value.size() || !(result >= 0) ||
+      result > 1e6) {
+    throw FlagError("--" + name + ": \"" + value + "\" is not a number from 0 to 1000000");
+  }
+  return result;
+}
+
+LogFormat parseLogFormat(const std::string& name, const std::string& value) {
+  if (value != "text" && value != "json") {
+    throw FlagError("--" + name + ": must be text or json, not \"" + value + "\"");
+  }
+  return value == "json" ? LogFormat::kJson : LogFormat::kText;
+}
+
+// klog's --stderrthreshold: a severity name or its number.
+LogSeverity parseSeverity(const std::string& value) {
+  static const std::map<std::string, LogSeverity> kNames = {
+      {"INFO", LogSeverity::kInfo},       {"0", LogSeverity::kInfo},
+      {"WARNING", LogSeverity::kWarning}, {"1", LogSeverity::kWarning},
+      {"ERROR", LogSeverity::kError},     {"2", LogSeverity::kError},
+      {"FATAL", LogSeverity::kFatal},     {"3", LogSeverity::kFatal}};
+  std::string upper = value;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto found = kNames.find(upper);
+  if (found == kNames.end()) {
+    throw FlagError("--stderrthreshold: \"" + value +
+                    "\" is not a severity (INFO, WARNING, ERROR, FATAL or 0-3)");
+  }
+  return found->second;
+}
+
 std::vector<std::string> splitList(const std::string& value) {
   std::vector<std::string> items;
   std::size_t begin = 0;
@@ -54,8 +90,9 @@ std::vector<std::string> splitList(const std::string& value) {
   return items;
 }
 
-const std::map<std::string, Flag>& flagTable() {
-  static const std::map<std::string, Flag> kTable = {
+// The flags of the server's own concerns; the audit module defines its --audit-* flags itself.
+std::map<std::string, Flag> serverFlags() {
+  return {
       {"config",
        {"path to the rules file (prometheus-adapter format); required", false,
         [](AdapterOptions& o, const std::string& v) { o.config_file = v; }}},
@@ -257,11 +294,19 @@ const std::map<std::string, Flag>& flagTable() {
           }
         }}},
       {"tls-min-version",
-       {"VersionTLS12 (default) or VersionTLS13", false,
+       {"VersionTLS12 (default) or VersionTLS13; VersionTLS10 and VersionTLS11 are served with "
+        "TLS 1.2 as the floor, with a warning (the aggregator and every client speak 1.2)",
+        false,
         [](AdapterOptions& o, const std::string& v) {
+          if (v == "VersionTLS10" || v == "VersionTLS11") {
+            o.server.tls_min_version = "VersionTLS12";
+            o.notices.push_back({true, "--tls-min-version=" + v +
+                                           ": TLS 1.2 is the floor here; serving VersionTLS12"});
+            return;
+          }
           if (v != "VersionTLS12" && v != "VersionTLS13") {
             throw FlagError(
-                "--tls-min-version: must be VersionTLS12 or "
+                "--tls-min-version: must be VersionTLS10, VersionTLS11, VersionTLS12 or "
                 "VersionTLS13, not \"" +
                 v + "\"");
           }
@@ -286,19 +331,174 @@ const std::map<std::string, Flag>& flagTable() {
       {"v",
        {"log verbosity: 0-5 info, 6-7 debug (one access-log line per request), 8+ trace", false,
         [](AdapterOptions& o, const std::string& v) {
-          o.verbosity = static_cast<int>(parseInteger("v", v, 0, 100));
+          o.log.verbosity = static_cast<int>(parseInteger("v", v, 0, 100));
         }}},
       {"log-format",
        {"text (default) or json: one JSON object per line with ts, level, msg", false,
         [](AdapterOptions& o, const std::string& v) {
-          if (v != "text" && v != "json") {
-            throw FlagError("--log-format: must be text or json, not \"" + v + "\"");
-          }
-          o.log_format = v == "json" ? LogFormat::kJson : LogFormat::kText;
+          o.log.format = parseLogFormat("log-format", v);
+        }}},
+      {"logging-format",
+       {"text (default) or json, as Kubernetes components write (same as --log-format)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.format = parseLogFormat("logging-format", v);
         }}},
       {"logtostderr",
-       {"accepted for compatibility; logs always go to stderr", true,
-        [](AdapterOptions&, const std::string& v) { parseBool("logtostderr", v); }}},
+       {"log to stderr only (default true); false: to --log_file or --log_dir", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.logtostderr = parseBool("logtostderr", v);
+        }}},
+      {"alsologtostderr",
+       {"with --logtostderr=false: log to the files and to stderr", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.alsologtostderr = parseBool("alsologtostderr", v);
+        }}},
+      {"stderrthreshold",
+       {"with --logtostderr=false: messages at or above this severity also go to stderr (INFO, "
+        "WARNING, ERROR, FATAL or 0-3; default ERROR)",
+        false,
+        [](AdapterOptions& o, const std::string& v) { o.log.stderrthreshold = parseSeverity(v); }}},
+      {"log_dir",
+       {"with --logtostderr=false: write metrics-adapter.INFO, .WARNING and .ERROR here", false,
+        [](AdapterOptions& o, const std::string& v) { o.log.log_dir = v; }}},
+      {"log_file",
+       {"with --logtostderr=false: write every message to this file (wins over --log_dir)", false,
+        [](AdapterOptions& o, const std::string& v) { o.log.log_file = v; }}},
+      {"log_file_max_size",
+       {"MB a log file may grow to before it is rotated; 0: never (default 1800)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.log_file_max_size_mb =
+              static_cast<std::uint64_t>(parseInteger("log_file_max_size", v, 0, 1L << 40));
+        }}},
+      {"vmodule",
+       {"pattern=N,...: verbosity per source file (glob over the file name without extension, "
+        "e.g. connection=8,relist*=6)",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          try {
+            o.log.vmodule = parseVmodule(v);
+          } catch (const std::invalid_argument& e) {
+            throw FlagError(e.what());
+          }
+        }}},
+      {"skip_headers",
+       {"no timestamp and level before each text line", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.skip_headers = parseBool("skip_headers", v);
+        }}},
+      {"skip_log_headers",
+       {"no \"Log file created at\" lines at the top of new log files", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.skip_log_headers = parseBool("skip_log_headers", v);
+        }}},
+      {"add_dir_header",
+       {"show the source file with its directory in each line's header", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.add_dir_header = parseBool("add_dir_header", v);
+        }}},
+      {"one_output",
+       {"with --log_dir: each message only in the file of its own severity", true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.one_output = parseBool("one_output", v);
+        }}},
+      {"log_backtrace_at",
+       {"file:line: a stack trace follows the message logged there", false,
+        [](AdapterOptions& o, const std::string& v) {
+          auto colon = v.rfind(':');
+          if (!v.empty() && (colon == std::string::npos || colon == 0 ||
+                             v.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+                             colon + 1 == v.size())) {
+            throw FlagError("--log_backtrace_at: expected file:line, got \"" + v + "\"");
+          }
+          o.log.log_backtrace_at = v;
+        }}},
+      {"log-flush-frequency",
+       {"how often buffered log lines are flushed (default 5s)", false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.log.flush_frequency = parseGoDuration(v);
+          if (o.log.flush_frequency <= std::chrono::milliseconds(0)) {
+            throw FlagError("--log-flush-frequency must be positive");
+          }
+        }}},
+      {"permit-port-sharing",
+       {"bind with SO_REUSEPORT: several adapters may listen on one port (the kernel spreads the "
+        "connections)",
+        true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.server.reuse_port = parseBool("permit-port-sharing", v);
+        }}},
+      {"permit-address-sharing",
+       {"bind with SO_REUSEADDR (always on here, as in Go's listeners: a restart never waits for "
+        "sockets in TIME_WAIT)",
+        true,
+        [](AdapterOptions&, const std::string& v) { parseBool("permit-address-sharing", v); }}},
+      {"http2-max-streams-per-connection",
+       {"accepted; the adapter serves HTTP/1.1 only, one request at a time per connection, so "
+        "there are no streams to limit (connections: --max-requests-inflight)",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          parseInteger("http2-max-streams-per-connection", v, 0, 1L << 31);
+          o.notices.push_back({false,
+                               "--http2-max-streams-per-connection: HTTP/1.1 only here, "
+                               "one request at a time per connection"});
+        }}},
+      {"authentication-tolerate-lookup-failure",
+       {"start although kube-system/extension-apiserver-authentication cannot be read (then "
+        "only the CA flags given are trusted); default false: such a failure stops the start",
+        true,
+        [](AdapterOptions& o, const std::string& v) {
+          o.auth.tolerate_lookup_failure = parseBool("authentication-tolerate-lookup-failure", v);
+        }}},
+      {"profiling",
+       {"accepted; there is no /debug/pprof here (a Go runtime feature): profile with "
+        "perf record -g -p PID",
+        true,
+        [](AdapterOptions& o, const std::string& v) {
+          if (parseBool("profiling", v)) {
+            o.notices.push_back({false,
+                                 "--profiling: no /debug/pprof here; profile the process "
+                                 "with perf record -g -p <pid> (docs/troubleshooting.md)"});
+          }
+        }}},
+      {"contention-profiling",
+       {"accepted; no Go lock profiles here: perf lock or perf record -e sched:sched_switch", true,
+        [](AdapterOptions& o, const std::string& v) {
+          if (parseBool("contention-profiling", v)) {
+            o.notices.push_back({false,
+                                 "--contention-profiling: no Go lock profiles here; use "
+                                 "perf lock or perf sched on the process"});
+          }
+        }}},
+      {"enable-priority-and-fairness",
+       {"accepted; requests are limited by --max-requests-inflight (429 beyond it), not by "
+        "API Priority and Fairness",
+        true,
+        [](AdapterOptions& o, const std::string& v) {
+          if (parseBool("enable-priority-and-fairness", v)) {
+            o.notices.push_back(
+                {false,
+                 "--enable-priority-and-fairness: in-flight limits instead of priority "
+                 "and fairness (--max-requests-inflight, 429 with Retry-After beyond it)"});
+          }
+        }}},
+      {"debug-socket-path",
+       {"a Unix socket serving /metrics, /healthz, /livez, /readyz and /debug/flags (GET; PUT "
+        "/debug/flags/v sets --v) without authentication",
+        false, [](AdapterOptions& o, const std::string& v) { o.debug_socket_path = v; }}},
+      {"client-qps",
+       {"calls per second to the Kubernetes API for objects and discovery (token bucket); "
+        "default 0: unlimited (watches keep the object lists current)",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.client_qps = parseNumber("client-qps", v);
+        }}},
+      {"client-burst",
+       {"calls to the Kubernetes API that may go at once above --client-qps (default 10 when "
+        "--client-qps is set)",
+        false,
+        [](AdapterOptions& o, const std::string& v) {
+          o.client_burst = static_cast<int>(parseInteger("client-burst", v, 0, 1000000));
+        }}},
       {"help",
        {"print this help", true,
         [](AdapterOptions& o, const std::string& v) { o.show_help = parseBool("help", v); }}},
@@ -306,6 +506,19 @@ const std::map<std::string, Flag>& flagTable() {
        {"print the version", true,
         [](AdapterOptions& o, const std::string& v) { o.show_version = parseBool("version", v); }}},
   };
+}
+
+const std::map<std::string, Flag>& flagTable() {
+  static const std::map<std::string, Flag> kTable = [] {
+    std::map<std::string, Flag> table = serverFlags();
+    for (const audit::FlagDefinition& flag : audit::auditFlags()) {
+      table.emplace(flag.name, Flag{flag.help, flag.boolean,
+                                    [apply = flag.apply](AdapterOptions& o, const std::string& v) {
+                                      apply(o.audit, v);
+                                    }});
+    }
+    return table;
+  }();
   return kTable;
 }
 
@@ -386,7 +599,10 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
     const std::string& arg = args[i];
     if (arg.size() < 2 || arg[0] != '-') {
       if (!positional) {
-        throw FlagError("unexpected argument \"" + arg + "\" (flags look like --name=value)");
+        // The server, as upstream's command line: a word that is no flag (the Helm chart's
+        // leading "/adapter") is ignored, and said once at start.
+        options.ignored_arguments.push_back(arg);
+        continue;
       }
       positional->push_back(arg);
       continue;
@@ -413,11 +629,19 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
         throw FlagError("flag needs an argument: --" + name);
       }
     }
-    if (is_own) {
-      own_flag->second.apply(*value);
-    } else {
-      flag->second.apply(options, *value);
+    try {
+      if (is_own) {
+        own_flag->second.apply(*value);
+      } else {
+        flag->second.apply(options, *value);
+      }
+    } catch (const std::invalid_argument& e) {
+      // Every message names its flag (the duration parser's alone names only the value).
+      const std::string message = e.what();
+      if (message.find("--" + name) != std::string::npos) throw FlagError(message);
+      throw FlagError("--" + name + ": " + message);
     }
+    if (!tool) options.given_flags.emplace_back(name, *value);
     applied.push_back(name);
   }
   return applied;

@@ -15,7 +15,7 @@ constexpr int kMallocArenas = 2;
 }  // namespace
 
 void tuneProcessForServing() {
-  if (mallopt(M_ARENA_MAX, kMallocArenas) != 1) spdlog::warn("could not limit malloc arenas");
+  if (mallopt(M_ARENA_MAX, kMallocArenas) != 1) SPDLOG_WARN("could not limit malloc arenas");
 }
 
 void returnFreedMemory() { malloc_trim(0); }

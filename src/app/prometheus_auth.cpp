@@ -31,8 +31,8 @@ void checkTls(net::TlsClientSettings tls, const std::string& setting) {
 // Whether the token flag replaces the bearer token or basic auth that `source` would bring.
 bool tokenFlagWins(const prometheus::PrometheusClientOptions& options, const std::string& source) {
   if (options.token_file.empty()) return false;
-  spdlog::info("{}: its credential is not used: --prometheus-token-file sets the bearer token",
-               source);
+  SPDLOG_INFO("{}: its credential is not used: --prometheus-token-file sets the bearer token",
+              source);
   return true;
 }
 
@@ -132,7 +132,7 @@ void applyPrometheusAuthFlags(const std::string& auth_config, bool in_cluster,
   }
   const char* flag = in_cluster ? kInClusterFlag : kAuthConfigFlag;
   if (!options.ca_file.empty()) {
-    spdlog::warn(
+    SPDLOG_WARN(
         "{} is ignored because --prometheus-ca-file is set (as in prometheus-adapter): "
         "Prometheus is reached with the CA file, the client certificate flags and "
         "--prometheus-token-file only",

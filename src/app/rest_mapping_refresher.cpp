@@ -20,11 +20,11 @@ bool RestMappingRefresher::refreshOnce() {
   try {
     resources = kube::discoverResources(*api_, std::chrono::seconds(10));
   } catch (const std::exception& e) {
-    spdlog::warn("REST mapping refresh failed, keeping the current mapping: {}", e.what());
+    SPDLOG_WARN("REST mapping refresh failed, keeping the current mapping: {}", e.what());
     return false;
   }
   if (resources == current_) return false;
-  spdlog::info("REST mapping changed: {} resources (was {})", resources.size(), current_.size());
+  SPDLOG_INFO("REST mapping changed: {} resources (was {})", resources.size(), current_.size());
   current_ = resources;
   on_change_(std::make_shared<const kube::RestMapper>(std::move(resources)));
   return true;

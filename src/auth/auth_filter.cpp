@@ -28,13 +28,13 @@ AuthFilter::Identity AuthFilter::authenticate(const server::HttpRequest& request
   auto identity = authenticator_->authenticate(request, reviews);
   if (identity.outcome == Outcome::kNeedsReview) return NeedsReview{};
   if (identity.outcome == Outcome::kRejected) {
-    spdlog::info("{} {}: authentication failed: {}", request.method, request.target,
-                 identity.reason);
+    SPDLOG_INFO("{} {}: authentication failed: {}", request.method, request.target,
+                identity.reason);
     return status(401, "Unauthorized", "Unauthorized");
   }
   if (identity.outcome == Outcome::kUnavailable) {
-    spdlog::warn("{} {}: authentication unavailable: {}", request.method, request.target,
-                 identity.reason);
+    SPDLOG_WARN("{} {}: authentication unavailable: {}", request.method, request.target,
+                identity.reason);
     return status(503, "ServiceUnavailable",
                   "authentication is temporarily unavailable: the token could not be reviewed");
   }
@@ -50,8 +50,8 @@ AuthFilter::Permission AuthFilter::authorize(const UserInfo& user,
   if (decision.outcome == Outcome::kAllowed) return Allowed{};
   if (decision.outcome == Outcome::kNeedsReview) return NeedsReview{};
   if (decision.outcome == Outcome::kUnavailable) {
-    spdlog::warn("{} {}: authorization unavailable: {}", request.method, request.target,
-                 decision.reason);
+    SPDLOG_WARN("{} {}: authorization unavailable: {}", request.method, request.target,
+                decision.reason);
     return status(503, "ServiceUnavailable",
                   "authorization is temporarily unavailable: the access review failed");
   }

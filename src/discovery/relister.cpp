@@ -154,8 +154,8 @@ void Relister::relistBackend(const std::string& backend_name) {
     last_errors_[{backend_name, query}] = outcome.error;
     if (!outcome.error.empty()) {
       ++failed;
-      spdlog::warn("relist: backend {}: seriesQuery {} failed, keeping its last good result: {}",
-                   backend_name, query, outcome.detail);
+      SPDLOG_WARN("relist: backend {}: seriesQuery {} failed, keeping its last good result: {}",
+                  backend_name, query, outcome.detail);
       for (std::size_t index : rules_by_query[query]) self_metrics.countRuleError(rules[index]->id);
     }
   }
@@ -165,15 +165,15 @@ void Relister::relistBackend(const std::string& backend_name) {
   backends_done_.insert(backend_name);
   updateFirstRunDone();
   if (rule_set != rule_set_) {
-    spdlog::debug("relist: the rules changed during the run; its results are dropped");
+    SPDLOG_DEBUG("relist: the rules changed during the run; its results are dropped");
     return;  // setRuleSet asked for another run
   }
   for (auto& [query, outcome] : outcomes) {
     for (auto& [index, found] : outcome.findings) {
-      spdlog::debug("relist: {} saw {} series, {} metrics", rules[index]->id, found->series_seen,
-                    found->metrics.size());
+      SPDLOG_DEBUG("relist: {} saw {} series, {} metrics", rules[index]->id, found->series_seen,
+                   found->metrics.size());
       if (found->series_dropped > 0) {
-        spdlog::warn(
+        SPDLOG_WARN(
             "relist: {}: {} of {} series skipped: over {} distinct series names or {} label "
             "names; narrow its seriesQuery",
             rules[index]->id, found->series_dropped, found->series_seen,
@@ -194,7 +194,7 @@ void Relister::relistBackend(const std::string& backend_name) {
   self_metrics.keepRules(rule_ids);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - began);
-  spdlog::info(
+  SPDLOG_INFO(
       "relist: backend {}: {} series queries ({} failed) in {} ms; serving {} custom metrics",
       backend_name, calls.size(), failed, elapsed.count(), snapshot_->customMetrics().size());
 }
@@ -237,7 +237,7 @@ void Relister::start() {
               relistBackend(name);
               if (options_.after_run) options_.after_run();
             } catch (const std::exception& e) {
-              spdlog::error("relist of backend {} failed: {}", name, e.what());
+              SPDLOG_ERROR("relist of backend {} failed: {}", name, e.what());
             }
             std::lock_guard finished_lock(loop_mutex_);
             run_finished_ = true;

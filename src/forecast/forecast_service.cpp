@@ -203,8 +203,8 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
     state.status.queries += queries;
     state.next_due = now + rule.refresh_interval;
   } catch (const prometheus::PrometheusError& e) {
-    spdlog::warn("forecast {}: refresh from backend {} failed: {}", rule.name, rule.backend,
-                 e.detail());
+    SPDLOG_WARN("forecast {}: refresh from backend {} failed: {}", rule.name, rule.backend,
+                e.detail());
     std::lock_guard lock(state.mutex);
     state.status.last_error = "backend \"" + rule.backend + "\": " + e.what();
     state.next_due = now + std::min<Clock::duration>(rule.refresh_interval, kRetryAfterFailure);

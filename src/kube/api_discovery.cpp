@@ -61,7 +61,7 @@ std::vector<ResourceInfo> discoverResources(KubeApi& api, std::chrono::milliseco
       resources.insert(resources.end(), found.begin(), found.end());
     } catch (const KubeError& e) {
       // Aggregated groups (ours included) can be unavailable; the rest of the mapping stands.
-      spdlog::debug("REST mapping: skipping {}/{}: {}", name, version, e.what());
+      SPDLOG_DEBUG("REST mapping: skipping {}/{}: {}", name, version, e.what());
     }
   }
   return resources;

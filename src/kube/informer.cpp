@@ -303,8 +303,8 @@ void Informer::runLoop(std::unique_lock<std::mutex>& lock) {
         // The version left the server's window: only a new LIST can say what changed since.
         ++stats_.gone;
         if (metrics_) metrics_->countObjectWatch("gone");
-        spdlog::info("watch of {} expired (410 Gone at resourceVersion {}): listing again", key_,
-                     version);
+        SPDLOG_INFO("watch of {} expired (410 Gone at resourceVersion {}): listing again", key_,
+                    version);
         need_list_ = true;
         list_reason_ = "gone";
         resource_version_.clear();
@@ -380,7 +380,7 @@ bool Informer::apply(WatchEvent&& event, std::optional<KubeError>& error) {
   if (event.type == "BOOKMARK") return true;
   const bool deleted = event.type == "DELETED";
   if (!deleted && event.type != "ADDED" && event.type != "MODIFIED") {
-    spdlog::debug("watch of {}: ignoring an event of type {}", key_, event.type);
+    SPDLOG_DEBUG("watch of {}: ignoring an event of type {}", key_, event.type);
     return true;
   }
   auto meta = metaOf(event.object);
@@ -430,14 +430,14 @@ void Informer::fail(std::unique_lock<std::mutex>& lock, const KubeError& error, 
   if (has_list_ && !listing && failures_ == 1) {
     // One broken stream is routine (a proxy's idle timeout, an API server restart); it is news
     // when the next watch fails too.
-    spdlog::info("watch of {} ended ({}); watching again from resourceVersion {}", key_,
-                 error.what(), resource_version_);
+    SPDLOG_INFO("watch of {} ended ({}); watching again from resourceVersion {}", key_,
+                error.what(), resource_version_);
   } else if (has_list_) {
-    spdlog::warn("listing {} failed, serving the list from {}s ago: {}", key_,
-                 std::chrono::duration_cast<std::chrono::seconds>(now - *failing_since_).count(),
-                 error.what());
+    SPDLOG_WARN("listing {} failed, serving the list from {}s ago: {}", key_,
+                std::chrono::duration_cast<std::chrono::seconds>(now - *failing_since_).count(),
+                error.what());
   } else {
-    spdlog::warn("{} {} failed: {}", listing ? "listing" : "watching", key_, error.what());
+    SPDLOG_WARN("{} {} failed: {}", listing ? "listing" : "watching", key_, error.what());
   }
   const std::chrono::milliseconds retry_after = error.retryAfter();
   retry_at_ = now + retry_after;

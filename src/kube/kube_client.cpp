@@ -102,7 +102,7 @@ std::exception_ptr callError(const net::CallFailure& failure, const std::string&
     case net::CallFailure::Kind::kUnreachable:
       // The address stays in the log (the startup line names it): these messages reach clients
       // in 503 answers, which must not show internal addresses.
-      spdlog::debug("cannot reach the Kubernetes API at {}: {}", server, failure.cause);
+      SPDLOG_DEBUG("cannot reach the Kubernetes API at {}: {}", server, failure.cause);
       return std::make_exception_ptr(
           KubeError(0, "cannot reach the Kubernetes API: " + failure.cause));
     case net::CallFailure::Kind::kBrokenBody:
@@ -151,7 +151,7 @@ struct KubeClient::Impl {
       throw std::invalid_argument("Kubernetes API client (" + source() + "): " + e.what());
     }
     if (options.insecure_skip_tls_verify && server.scheme == "https") {
-      spdlog::warn(
+      SPDLOG_WARN(
           "Kubernetes API client ({}): insecure-skip-tls-verify is set; the certificate of {} is "
           "not verified",
           source(), server.origin);
@@ -245,10 +245,10 @@ struct KubeClient::Impl {
     try {
       net::HttpCall exchange(*http, makeRequest(method, path, accept, body), std::move(context));
       nlohmann::json answer = readAnswer(exchange, request);
-      spdlog::debug("kube {}: {} in {} ms", request, exchange.status(), elapsed_ms());
+      SPDLOG_DEBUG("kube {}: {} in {} ms", request, exchange.status(), elapsed_ms());
       return answer;
     } catch (const KubeError& e) {
-      spdlog::debug("kube {}: status {} after {} ms", request, e.httpStatus(), elapsed_ms());
+      SPDLOG_DEBUG("kube {}: status {} after {} ms", request, e.httpStatus(), elapsed_ms());
       throw;
     }
   }
@@ -282,7 +282,7 @@ struct KubeClient::Impl {
       }
       if (!stream.feed(std::string_view(chunk.data(), count), on_event)) break;
     }
-    spdlog::debug(
+    SPDLOG_DEBUG(
         "kube watch {} ended after {} ms", request,
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
   }

@@ -43,7 +43,7 @@ std::string BearerTokenFile::current() {
 
   struct stat info {};
   if (::stat(path_.c_str(), &info) != 0) {
-    spdlog::warn("cannot check {}: {}; keeping the value read before", path_, std::strerror(errno));
+    SPDLOG_WARN("cannot check {}: {}; keeping the value read before", path_, std::strerror(errno));
     return token_;
   }
   const Stamp seen{info.st_mtim, info.st_size, info.st_ino, info.st_dev};
@@ -52,12 +52,12 @@ std::string BearerTokenFile::current() {
   std::string token;
   Stamp stamp;
   if (const std::string error = load(token, stamp); !error.empty()) {
-    spdlog::warn("{}; keeping the value read before", error);
+    SPDLOG_WARN("{}; keeping the value read before", error);
     return token_;
   }
   token_ = std::move(token);
   stamp_ = stamp;
-  spdlog::info("re-read {}: it changed", path_);
+  SPDLOG_INFO("re-read {}: it changed", path_);
   return token_;
 }
 

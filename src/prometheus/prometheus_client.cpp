@@ -365,17 +365,17 @@ struct PrometheusClient::Impl {
       HttpCall call(*http, makeRequest(spec, endpoint == kSeriesEndpoint), std::move(context));
       auto result = handle(call);
       observe("success");
-      spdlog::debug("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
+      SPDLOG_DEBUG("prometheus {} {}: {} in {} ms", method, path, call.status(), elapsed_ms());
       return result;
     } catch (const PrometheusError& e) {
       observe(outcomeLabel(e.kind()));
-      spdlog::debug("prometheus {} {}: {} (status {}) after {} ms", method, path,
-                    outcomeLabel(e.kind()), e.httpStatus(), elapsed_ms());
+      SPDLOG_DEBUG("prometheus {} {}: {} (status {}) after {} ms", method, path,
+                   outcomeLabel(e.kind()), e.httpStatus(), elapsed_ms());
       throw PrometheusError(
           e.kind(), e.httpStatus(), redact(e.what()),
           std::string(method) + " " + base.display() + std::string(endpoint) + ": " + e.detail());
     } catch (...) {
-      spdlog::debug("prometheus {} {}: abandoned after {} ms", method, path, elapsed_ms());
+      SPDLOG_DEBUG("prometheus {} {}: abandoned after {} ms", method, path, elapsed_ms());
       throw;
     }
   }
@@ -418,11 +418,11 @@ QueryResult PrometheusClient::query(const std::string& promql, Clock::time_point
       throw withStatus(e, call.status());
     }
     if (!result.warnings.empty()) {
-      spdlog::warn("Prometheus warned about query {}: {}", sanitizeLine(promql, 200),
-                   sanitizeLine(result.warnings.front(), 500));
+      SPDLOG_WARN("Prometheus warned about query {}: {}", sanitizeLine(promql, 200),
+                  sanitizeLine(result.warnings.front(), 500));
     }
     if (result.bad_samples > 0) {
-      spdlog::warn(
+      SPDLOG_WARN(
           "Prometheus answered query {} with {} sample(s) timed before 1970, after 9999 or not "
           "at all; they are left out",
           sanitizeLine(promql, 200), result.bad_samples);
@@ -451,11 +451,11 @@ RangeResult PrometheusClient::queryRange(const std::string& promql, Clock::time_
       throw withStatus(e, call.status());
     }
     if (!result.warnings.empty()) {
-      spdlog::warn("Prometheus warned about range query {}: {}", sanitizeLine(promql, 200),
-                   sanitizeLine(result.warnings.front(), 500));
+      SPDLOG_WARN("Prometheus warned about range query {}: {}", sanitizeLine(promql, 200),
+                  sanitizeLine(result.warnings.front(), 500));
     }
     if (result.bad_samples > 0) {
-      spdlog::warn(
+      SPDLOG_WARN(
           "Prometheus answered range query {} with {} point(s) timed before 1970 or after 9999; "
           "they are left out",
           sanitizeLine(promql, 200), result.bad_samples);
@@ -483,8 +483,8 @@ void PrometheusClient::series(const std::string& selector, Clock::time_point sta
     }
     if (body.error() != nullptr) std::rethrow_exception(body.error());
     if (!answer.warnings.empty()) {
-      spdlog::warn("Prometheus warned about series {}: {}", sanitizeLine(selector, 200),
-                   answer.warnings.front());
+      SPDLOG_WARN("Prometheus warned about series {}: {}", sanitizeLine(selector, 200),
+                  answer.warnings.front());
     }
     return answer.series;
   });

@@ -32,8 +32,8 @@ void runBounded(std::size_t count, std::size_t workers,
     try {
       helpers.emplace_back(work);
     } catch (const std::system_error& e) {
-      spdlog::warn("resource metrics: could not start a query thread ({}); continuing with {}",
-                   e.what(), helpers.size() + 1);
+      SPDLOG_WARN("resource metrics: could not start a query thread ({}); continuing with {}",
+                  e.what(), helpers.size() + 1);
       break;
     }
   }

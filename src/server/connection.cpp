@@ -75,7 +75,7 @@ auto invokeGuarded(const Handler& handler, const HttpRequest& request)
   } catch (...) {
     what = "non-standard exception";
   }
-  spdlog::error("request handler failed for {} {}: {}", request.method, request.target, what);
+  SPDLOG_ERROR("request handler failed for {} {}: {}", request.method, request.target, what);
   return statusResponse(500, "InternalError",
                         "Internal error occurred: the server could not handle the request");
 }
@@ -140,15 +140,15 @@ void Connection::abandonPendingRequest() {
     self->pending_request_id_ = 0;
     self->handler_timer_.cancel();
     self->keep_alive_ = false;
-    spdlog::warn("{} {} from {} was still running at shutdown; answered 503", self->request_method_,
-                 self->request_target_, self->remote_address_);
+    SPDLOG_WARN("{} {} from {} was still running at shutdown; answered 503", self->request_method_,
+                self->request_target_, self->remote_address_);
     self->respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
   });
 }
 
 void Connection::onHandshake(const beast::error_code& ec) {
   if (ec) {
-    spdlog::debug("TLS handshake with {} failed: {}", remote_address_, ec.message());
+    SPDLOG_DEBUG("TLS handshake with {} failed: {}", remote_address_, ec.message());
     return closeNow();
   }
   request_.peer_certificates_pem = peerCertificateChainPem(stream_.native_handle());
@@ -226,10 +226,10 @@ void Connection::onReadError(const beast::error_code& ec) {
                                           "the request body is larger than the server allows"));
   }
   if (isParseError(ec)) {
-    spdlog::debug("malformed request from {}: {}", remote_address_, ec.message());
+    SPDLOG_DEBUG("malformed request from {}: {}", remote_address_, ec.message());
     return respondAndClose(statusResponse(400, "BadRequest", "malformed HTTP request"));
   }
-  spdlog::debug("closing connection from {}: {}", remote_address_, ec.message());
+  SPDLOG_DEBUG("closing connection from {}: {}", remote_address_, ec.message());
   closeNow();
 }
 
@@ -244,6 +244,7 @@ void Connection::dispatch() {
   }
   request_method_ = request_.method;
   request_target_ = request_.target;
+  request_user_agent_ = request_.headerView("User-Agent");
   // Answers from memory (the discovery documents) are written from this thread: a hand-off to
   // a worker and back costs more than the answer itself.
   if (std::optional<HttpResponse> answer = invokeAtOnce(*state_, request_)) {
@@ -282,8 +283,8 @@ void Connection::onHandlerDone(std::uint64_t id, HttpResponse response) {
 void Connection::onHandlerTimeout(std::uint64_t id) {
   if (id != pending_request_id_) return;
   pending_request_id_ = 0;
-  spdlog::warn("{} {} from {} did not complete within {}s; answered 504", request_method_,
-               request_target_, remote_address_, state_->options.request_timeout.count());
+  SPDLOG_WARN("{} {} from {} did not complete within {}s; answered 504", request_method_,
+              request_target_, remote_address_, state_->options.request_timeout.count());
   respond(
       statusResponse(504, "Timeout", "the request did not complete within the allowed duration"));
 }
@@ -308,24 +309,38 @@ void Connection::respond(HttpResponse response) {
                    }));
 }
 
-void Connection::account(const HttpResponse& response) {
-  if (state_->observer) {
-    Exchange exchange;
-    exchange.method = request_method_;
-    exchange.target = request_target_;
-    exchange.remote = remote_address_;
-    exchange.code = response.status;
-    exchange.latency = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - request_began_);
-    exchange.notes = &response.notes;
-    try {
-      state_->observer->observe(exchange);
-    } catch (const std::exception& e) {  // accounting must never take the I/O thread down
-      spdlog::error("recording {} {} failed: {}", request_method_, request_target_, e.what());
-    }
+void Connection::account(HttpResponse& response) {
+  if (state_->observer && !observe(response)) {
+    SPDLOG_ERROR("{} {} from {}: its audit event could not be written; answered 500",
+                 request_method_, request_target_, remote_address_);
+    ResponseNotes notes = std::move(response.notes);  // who asked stays in the 500's record
+    response = statusResponse(500, "InternalError",
+                              "the request could not be audited (--audit-*-mode=blocking-strict)");
+    response.notes = std::move(notes);
+    observe(response);
   }
   request_method_.clear();
   request_target_.clear();
+  request_user_agent_.clear();
+}
+
+bool Connection::observe(const HttpResponse& response) {
+  Exchange exchange;
+  exchange.method = request_method_;
+  exchange.target = request_target_;
+  exchange.remote = remote_address_;
+  exchange.user_agent = request_user_agent_;
+  exchange.code = response.status;
+  exchange.response_body = response.bodyText();
+  exchange.latency = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - request_began_);
+  exchange.notes = &response.notes;
+  try {
+    return state_->observer->observe(exchange);
+  } catch (const std::exception& e) {  // accounting must never take the I/O thread down
+    SPDLOG_ERROR("recording {} {} failed: {}", request_method_, request_target_, e.what());
+    return true;
+  }
 }
 
 void Connection::respondAndClose(HttpResponse response) {
@@ -339,6 +354,7 @@ void Connection::releaseLargeRequest() {
   std::size_t held =
       request_.target.capacity() + request_.body.capacity() + request_.method.capacity();
   for (const auto& [name, value] : request_.headers) held += name.capacity() + value.capacity();
+  held += request_user_agent_.capacity();
   if (held <= kRetainedBufferBytes) return;
   // Swapped with new ones, not assigned: a string assigned a short one keeps its buffer. The
   // address and the client's certificates stay.
@@ -346,12 +362,13 @@ void Connection::releaseLargeRequest() {
   std::string().swap(request_.target);
   std::string().swap(request_.body);
   std::vector<std::pair<std::string, std::string>>().swap(request_.headers);
+  std::string().swap(request_user_agent_);
 }
 
 void Connection::onWritten(const beast::error_code& ec, bool keep_alive) {
   request_token_.reset();
   if (ec) {
-    spdlog::debug("writing the response to {} failed: {}", remote_address_, ec.message());
+    SPDLOG_DEBUG("writing the response to {} failed: {}", remote_address_, ec.message());
     return closeNow();
   }
   if (!keep_alive) return closeGracefully();

@@ -63,7 +63,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void onHandlerDone(std::uint64_t id, HttpResponse response);
   void onHandlerTimeout(std::uint64_t id);
   void respond(HttpResponse response);
-  void account(const HttpResponse& response);  // tells the exchange observer, if any
+  // Tells the exchange observer, if any; replaces `response` by a 500 when the observer refuses
+  // to let it go out.
+  void account(HttpResponse& response);
+  bool observe(const HttpResponse& response);  // the observer's verdict
   void respondAndClose(HttpResponse response);
   // Frees request_'s strings when a large request (up to max_header_bytes) grew them past what
   // an idle connection keeps, as the read buffer's.
@@ -99,6 +102,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The request being answered, for logs and the exchange observer ("" while none was read).
   std::string request_method_;
   std::string request_target_;
+  std::string request_user_agent_;                       // for the audit log
   std::chrono::steady_clock::time_point request_began_;  // its header was read
   bool keep_alive_ = false;
   bool head_request_ = false;

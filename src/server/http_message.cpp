@@ -44,6 +44,10 @@ void appendHeaderNumber(std::string& head, std::uint64_t number) {
 }  // namespace
 
 std::string HttpRequest::header(std::string_view name) const {
+  return std::string(headerView(name));
+}
+
+std::string_view HttpRequest::headerView(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (text::equalsIgnoringAsciiCase(key, name)) return value;
   }
@@ -57,7 +61,7 @@ void WireResponse::clear() {
 
 void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire) {
   if (response.status < 200 || response.status > 599) {
-    spdlog::error("handler returned invalid HTTP status {}; answering 500", response.status);
+    SPDLOG_ERROR("handler returned invalid HTTP status {}; answering 500", response.status);
     response = statusResponse(500, "InternalError", "Internal error occurred");
   }
   std::string& head = wire.head;
@@ -70,11 +74,11 @@ void renderResponse(HttpResponse response, bool head_request, bool keep_alive, W
   bool has_cache_control = false;
   for (const auto& [name, value] : response.headers) {
     if (name.empty() || !isSafeHeaderText(name) || !isSafeHeaderText(value)) {
-      spdlog::error("dropping response header with forbidden characters: {}", name);
+      SPDLOG_ERROR("dropping response header with forbidden characters: {}", name);
       continue;
     }
     if (isFraming(name)) {
-      spdlog::error("dropping response header {}: the server frames the answer", name);
+      SPDLOG_ERROR("dropping response header {}: the server frames the answer", name);
       continue;
     }
     has_cache_control = has_cache_control || text::equalsIgnoringAsciiCase(name, "Cache-Control");

@@ -49,9 +49,9 @@ void runIoContext(net::io_context& io_context) {
       io_context.run();
       return;
     } catch (const std::exception& e) {
-      spdlog::error("unexpected exception on an I/O thread: {}", e.what());
+      SPDLOG_ERROR("unexpected exception on an I/O thread: {}", e.what());
     } catch (...) {
-      spdlog::error("unexpected non-standard exception on an I/O thread");
+      SPDLOG_ERROR("unexpected non-standard exception on an I/O thread");
     }
   }
 }
@@ -149,6 +149,10 @@ void HttpsServer::Impl::startLocked() {
   check("open");
   listener->set_option(net::socket_base::reuse_address(true), ec);
   check("SO_REUSEADDR");
+  if (options.reuse_port) {
+    listener->set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+    check("SO_REUSEPORT");
+  }
   if (address.is_v6() && address.is_unspecified()) {
     beast::error_code ignored;  // dual-stack where the OS allows it
     listener->set_option(net::ip::v6_only(false), ignored);
@@ -173,7 +177,7 @@ void HttpsServer::Impl::startLocked() {
     io_threads.emplace_back([&context = *context] { runIoContext(context); });
   }
   running = true;
-  spdlog::info("serving HTTPS on {}", formatAddress(options.bind_address, port));
+  SPDLOG_INFO("serving HTTPS on {}", formatAddress(options.bind_address, port));
 }
 
 void HttpsServer::Impl::stopLocked(std::chrono::seconds drain,
@@ -190,7 +194,7 @@ void HttpsServer::Impl::stopLocked(std::chrono::seconds drain,
   acceptor_closed.get_future().wait();
   for (const auto& connection : state->connections.snapshot()) connection->closeIfIdle();
   if (!state->requests.waitIdle(deadline)) {
-    spdlog::warn("shutting down with {} request(s) still in progress", state->requests.active());
+    SPDLOG_WARN("shutting down with {} request(s) still in progress", state->requests.active());
     // Their clients get a 503 to retry elsewhere rather than a dropped connection.
     for (const auto& connection : state->connections.snapshot()) {
       connection->abandonPendingRequest();
@@ -229,7 +233,7 @@ void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket
   if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
   if (ec) {
     // E.g. out of file descriptors: back off instead of spinning on the error.
-    spdlog::warn("accepting a connection failed: {}", ec.message());
+    SPDLOG_WARN("accepting a connection failed: {}", ec.message());
     accept_retry->expires_after(kAcceptRetryDelay);
     accept_retry->async_wait([this](const beast::error_code& wait_ec) {
       if (!wait_ec && acceptor->is_open()) accept();
@@ -240,8 +244,8 @@ void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket
     ++refused_since_warning;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_limit_warning >= kLimitWarningInterval) {
-      spdlog::warn("connection limit {} reached; closed {} new connection(s)",
-                   options.max_connections, refused_since_warning);
+      SPDLOG_WARN("connection limit {} reached; closed {} new connection(s)",
+                  options.max_connections, refused_since_warning);
       last_limit_warning = now;
       refused_since_warning = 0;
     }
@@ -253,7 +257,7 @@ void HttpsServer::Impl::onAccept(const beast::error_code& ec, tcp::socket socket
       socket.set_option(tcp::no_delay(true), ignored);
       std::make_shared<Connection>(std::move(socket), tls->current(), state)->start();
     } catch (const std::exception& e) {
-      spdlog::error("cannot set up a new connection: {}", e.what());
+      SPDLOG_ERROR("cannot set up a new connection: {}", e.what());
     }
   }
   accept();
@@ -271,7 +275,7 @@ HttpsServer::~HttpsServer() {
   try {
     stop();
   } catch (const std::exception& e) {
-    spdlog::error("stopping the HTTPS server failed: {}", e.what());
+    SPDLOG_ERROR("stopping the HTTPS server failed: {}", e.what());
   }
 }
 

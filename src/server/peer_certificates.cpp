@@ -23,7 +23,7 @@ std::vector<std::string> peerCertificateChainPem(SSL* ssl) {
       chain.push_back(certificatePem(certificate));
     }
   } catch (const std::runtime_error& e) {
-    spdlog::warn("cannot encode the client certificate chain: {}", e.what());
+    SPDLOG_WARN("cannot encode the client certificate chain: {}", e.what());
   }
   return chain;
 }

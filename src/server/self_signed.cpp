@@ -162,15 +162,15 @@ CertificatePaths ensureSelfSignedCertificate(const std::string& cert_dir) {
     try {
       const CertificatePair existing = loadCertificatePair(paths.cert_file, paths.key_file);
       if (isCurrentlyValid(existing.chain.front().get())) return paths;
-      spdlog::info("self-signed certificate {} has expired; generating a new one", paths.cert_file);
+      SPDLOG_INFO("self-signed certificate {} has expired; generating a new one", paths.cert_file);
     } catch (const std::runtime_error& e) {
-      spdlog::warn("ignoring unusable self-signed certificate: {}; generating a new one", e.what());
+      SPDLOG_WARN("ignoring unusable self-signed certificate: {}; generating a new one", e.what());
     }
   }
   SelfSignedSpec spec;
   spec.common_name = "localhost@" + std::to_string(std::time(nullptr));
   writeCertificatePair(generateSelfSigned(spec), paths.cert_file, paths.key_file);
-  spdlog::info("generated self-signed serving certificate {}", paths.cert_file);
+  SPDLOG_INFO("generated self-signed serving certificate {}", paths.cert_file);
   return paths;
 }
 

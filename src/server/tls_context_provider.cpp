@@ -95,18 +95,18 @@ std::shared_ptr<boost::asio::ssl::context> TlsContextProvider::current() {
     try {
       watched.loaded = load(watched);
       reloaded = true;
-      spdlog::info("reloaded {}certificate from {} and {}", watched.is_sni ? "SNI " : "serving ",
-                   watched.files.cert_file, watched.files.key_file);
+      SPDLOG_INFO("reloaded {}certificate from {} and {}", watched.is_sni ? "SNI " : "serving ",
+                  watched.files.cert_file, watched.files.key_file);
     } catch (const std::exception& e) {
-      spdlog::error("keeping the previous {}certificate: reloading failed: {}",
-                    watched.is_sni ? "SNI " : "serving ", e.what());
+      SPDLOG_ERROR("keeping the previous {}certificate: reloading failed: {}",
+                   watched.is_sni ? "SNI " : "serving ", e.what());
     }
   }
   if (!reloaded) return context_;
   try {
     context_ = build();
   } catch (const std::exception& e) {
-    spdlog::error("keeping the previous serving certificates: {}", e.what());
+    SPDLOG_ERROR("keeping the previous serving certificates: {}", e.what());
   }
   return context_;
 }

@@ -59,9 +59,9 @@ void runGuarded(const std::function<void()>& function) {
   try {
     function();
   } catch (const std::exception& e) {
-    spdlog::error("worker task failed: {}", e.what());
+    SPDLOG_ERROR("worker task failed: {}", e.what());
   } catch (...) {
-    spdlog::error("worker task failed with a non-standard exception");
+    SPDLOG_ERROR("worker task failed with a non-standard exception");
   }
 }
 

@@ -131,6 +131,18 @@ struct SelfMetrics::Impl {
           .Help("Unix time of the last config reload that was swapped in.")
           .Register(registry)
           .Add({});
+  Family<Counter>& audit_events =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_audit_events_total")
+          .Help("Audit events written or sent, by backend (log, webhook).")
+          .Register(registry);
+  Family<Counter>& audit_dropped =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_audit_events_dropped_total")
+          .Help(
+              "Audit events lost, by backend and reason (buffer_full, too_large, write_error, "
+              "send_error).")
+          .Register(registry);
   Family<Gauge>& build_info = prometheus::BuildGauge()
                                   .Name("metrics_adapter_build_info")
                                   .Help("Always 1; the version label names the running build.")
@@ -255,6 +267,16 @@ void SelfMetrics::countObjectList(std::string_view reason) {
 
 void SelfMetrics::countObjectWatch(std::string_view end) {
   impl_->object_watches.Add({{"end", text(end)}}).Increment();
+}
+
+void SelfMetrics::countAuditEvent(std::string_view backend) {
+  impl_->audit_events.Add({{"backend", text(backend)}}).Increment();
+}
+
+void SelfMetrics::countAuditDropped(std::string_view backend, std::string_view reason,
+                                    std::size_t count) {
+  impl_->audit_dropped.Add({{"backend", text(backend)}, {"reason", text(reason)}})
+      .Increment(static_cast<double>(count));
 }
 
 void SelfMetrics::countConfigReload(bool success) {

@@ -143,6 +143,7 @@ class State:
         self.cut_generation = 0
         self.watch_calls = {}
         self.watch_versions = {}
+        self.calls = set()  # (method, path, watch) of every authenticated call
         self.bookmark_interval = 1.0
 
     def change(self, op, key, obj):
@@ -229,6 +230,7 @@ def make_handler(state, token):
                 if url.path.endswith("/tokenreviews") or url.path.endswith("/subjectaccessreviews"):
                     if self.headers.get("Authorization") != "Bearer " + token:
                         return self.status(401, "Unauthorized", "Unauthorized")
+                    state.calls.add(("POST", url.path, False))
                     if state.down:
                         return self.status(503, "ServiceUnavailable", "down (test)")
                     return self.review(url.path, body)
@@ -301,13 +303,16 @@ def make_handler(state, token):
                                                 "watches": dict(state.watch_calls),
                                                 "watch_versions": dict(state.watch_versions),
                                                 "resource_version": str(state.resource_version),
-                                                "reviews": dict(state.review_counts)})
+                                                "reviews": dict(state.review_counts),
+                                                "calls": sorted(state.calls)})
             if url.path == "/_control/reviews":
                 with state.lock:
                     return self.send_json(200, {"reviews": list(state.reviews)})
             if self.headers.get("Authorization") != "Bearer " + token:
                 return self.status(401, "Unauthorized", "Unauthorized")
+            query = urllib.parse.parse_qs(url.query)
             with state.lock:
+                state.calls.add(("GET", url.path, query.get("watch", [""])[0] in ("1", "true")))
                 delay = state.fault.get("seconds", 0) if state.fault.get("kind") == "slow" else 0
             time.sleep(delay)  # outside the lock: a slow API still answers other calls
             self.watch_request = None

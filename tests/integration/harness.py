@@ -357,6 +357,10 @@ class FakeKube:
     def stats(self):
         return self._call("GET", "/_control/stats")["lists"]
 
+    def calls(self):
+        """[(method, path, watch)] of every authenticated call the fake answered."""
+        return [tuple(c) for c in self._call("GET", "/_control/stats")["calls"]]
+
     def review_counts(self):
         return self._call("GET", "/_control/stats")["reviews"]
 

@@ -214,6 +214,70 @@ class CrdTest(unittest.TestCase):
             "/apis/serving.kserve.io/v1beta1/namespaces/default/inferenceservices"))
 
 
+def deploy_grants():
+    """(group, resource, verb) of every rule of every Role and ClusterRole under deploy/."""
+    import yaml
+    grants = set()
+    for directory, _, names in os.walk(os.path.join(harness.REPO, "deploy")):
+        for name in names:
+            if not name.endswith(".yaml"):
+                continue
+            with open(os.path.join(directory, name)) as f:
+                for doc in yaml.safe_load_all(f):
+                    if isinstance(doc, dict) and doc.get("kind") in ("Role", "ClusterRole"):
+                        for rule in doc.get("rules", []):
+                            for group in rule.get("apiGroups", []):
+                                for resource in rule.get("resources", []):
+                                    grants.update((group, resource, v) for v in rule["verbs"])
+    return grants
+
+
+def rbac_attributes(method, path, watch):
+    """What the API server's authorizer checks for one call: ("nonResource", path, verb) or
+    (group, resource, verb), as its request-info parser derives them."""
+    parts = [p for p in path.split("/") if p]
+    if method == "POST":
+        return (parts[1], parts[-1], "create")  # tokenreviews, subjectaccessreviews
+    if parts[0] == "api":
+        group, rest = "", parts[2:]
+    else:
+        group, rest = (parts[1] if len(parts) > 1 else ""), parts[3:]
+    if not rest:
+        return ("nonResource", path, "get")  # API discovery: /api, /apis, /apis/g/v
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        rest = rest[2:]
+    verb = "watch" if watch else ("list" if len(rest) == 1 else "get")
+    return (group, rest[0], verb)
+
+
+class ZyLeastPrivilegeTest(unittest.TestCase):
+    """deploy/ grants the adapter's service account what the code uses, and this fails when the
+    code starts needing more: every call the fake API answered, against deploy/'s roles and
+    the built-in ones the deploy binds (system:auth-delegator, the auth ConfigMap's reader)."""
+
+    BUILT_IN = {("authentication.k8s.io", "tokenreviews", "create"),
+                ("authorization.k8s.io", "subjectaccessreviews", "create"),
+                ("", "configmaps", "get")}  # extension-apiserver-authentication, in kube-system
+
+    def test_every_call_is_one_the_deploy_grants(self):
+        grants = deploy_grants() | self.BUILT_IN
+        core_verbs = {verb for group, resource, verb in grants
+                      if group == "" and resource == "pods"}
+        self.assertEqual({"list", "watch"}, core_verbs)  # least privilege: what is used
+        calls = KUBE.calls()
+        self.assertTrue(any(watch for _, _, watch in calls))
+        for method, path, watch in calls:
+            group, resource, verb = rbac_attributes(method, path, watch)
+            if group == "nonResource":
+                continue  # system:discovery, granted to every authenticated user
+            with self.subTest(call=(method, path, watch)):
+                if (group, resource, verb) in grants:
+                    continue
+                # A resource only a rule of this test names (a CRD): its verbs are the lister's.
+                self.assertNotEqual("", group, "a core resource deploy/ does not grant")
+                self.assertIn(verb, core_verbs)
+
+
 class ZzKubernetesDownTest(unittest.TestCase):
     """Runs last: it takes the fake Kubernetes API down, then brings it back."""
 

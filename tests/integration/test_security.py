@@ -27,10 +27,23 @@ HEADER_TIMEOUT_SECONDS = 2
 PROCS = ADAPTER = KUBE = None
 CERTS = {}
 SERVING_DIR = None
+AUDIT_LOG = None
+# Probes are not audited; the metric routes with their answers; everything else by metadata.
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  nonResourceURLs: [/healthz*, /livez*, /readyz*]
+- level: RequestResponse
+  resources:
+  - group: custom.metrics.k8s.io
+- level: Metadata
+"""
 
 
 def setUpModule():
-    global PROCS, ADAPTER, KUBE, SERVING_DIR
+    global PROCS, ADAPTER, KUBE, SERVING_DIR, AUDIT_LOG
     PROCS = harness.Processes()
     try:
         certs = os.path.join(PROCS.workdir, "pki")
@@ -52,8 +65,12 @@ def setUpModule():
             client_pem = f.read()
         KUBE = harness.FakeKube(PROCS, {"auth": {
             "tokens": {"carol-token": {"username": "carol", "groups": ["ops"]},
-                       "bob-token": {"username": "bob", "groups": ["devs"]}},
-            "allow": [{"user": HPA_USER}, {"user": "alice"}, {"user": "carol"}],
+                       "bob-token": {"username": "bob", "groups": ["devs"]},
+                       # the audit test's own, so its reviews are not in others' caches
+                       "dana-token": {"username": "dana", "groups": ["ops"]},
+                       "erin-token": {"username": "erin", "groups": ["devs"]}},
+            "allow": [{"user": HPA_USER}, {"user": "alice"}, {"user": "carol"},
+                      {"user": "dana"}],
             "configmap": {
                 "client-ca-file": client_pem,
                 "requestheader-client-ca-file": front_proxy_pem,
@@ -62,6 +79,10 @@ def setUpModule():
                 "requestheader-group-headers": '["X-Remote-Group"]',
                 "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]'}}})
 
+        AUDIT_LOG = os.path.join(PROCS.workdir, "audit", "audit.log")
+        policy = os.path.join(PROCS.workdir, "audit-policy.yaml")
+        with open(policy, "w") as f:
+            f.write(AUDIT_POLICY)
         SERVING_DIR = os.path.join(PROCS.workdir, "serving")
         subprocess.run(["bash", harness.MAKE_CERTS, "--out", SERVING_DIR], check=True,
                        capture_output=True, timeout=60)
@@ -71,7 +92,8 @@ def setUpModule():
             tls_args=["--tls-cert-file=" + os.path.join(SERVING_DIR, "serving.crt"),
                       "--tls-private-key-file=" + os.path.join(SERVING_DIR, "serving.key")],
             extra_args=["--lister-kubeconfig=" + KUBE.kubeconfig,
-                        "--header-timeout=%ds" % HEADER_TIMEOUT_SECONDS])
+                        "--header-timeout=%ds" % HEADER_TIMEOUT_SECONDS,
+                        "--audit-policy-file=" + policy, "--audit-log-path=" + AUDIT_LOG])
         harness.wait_until(lambda: request(METRIC_PATH, cert="front-proxy",
                                            headers={"X-Remote-User": HPA_USER})[0] == 200,
                            timeout=60, what="the first allowed metric answer")
@@ -347,6 +369,64 @@ class EveryRequestIsCountedTest(unittest.TestCase):
         log = PROCS.log(ADAPTER.process)
         for code in ("401", "403", "400", "413", "431"):
             self.assertRegex(log, r"(?m) %s \d+\.\d+ms" % code, code)
+
+
+def audit_events():
+    with open(AUDIT_LOG) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class AuditLogTest(unittest.TestCase):
+    """--audit-policy-file and --audit-log-path (blocking mode: each event is written before
+    its answer goes out): served and refused requests, at the levels the policy gives them."""
+
+    def test_served_and_refused_requests_are_audited_at_their_policy_level(self):
+        marker = "?audit=%d" % time.time_ns()  # this test's requests, whatever ran before
+        path = METRIC_PATH + marker
+        served = request(path, headers={"Authorization": "Bearer dana-token",
+                                        "User-Agent": "audit-test/1.0"})
+        self.assertEqual(200, served[0])
+        self.assertEqual(403, request(path, headers={"Authorization": "Bearer erin-token"})[0])
+        self.assertEqual(401, request(path, headers={"Authorization": "Bearer forged-in-audit"})[0])
+        self.assertEqual(200, request("/healthz" + marker)[0])
+        self.assertEqual(200, request("/apis" + marker,
+                                      headers={"Authorization": "Bearer dana-token"})[0])
+
+        events = [e for e in audit_events() if e["requestURI"].endswith(marker)]
+        by_code = {(e["requestURI"].split("?")[0], e["responseStatus"]["code"]): e for e in events}
+        self.assertEqual({(METRIC_PATH, 200), (METRIC_PATH, 403), (METRIC_PATH, 401),
+                          ("/apis", 200)}, set(by_code))  # /healthz: level None
+        for event in events:
+            self.assertEqual(("Event", "audit.k8s.io/v1", "ResponseComplete"),
+                             (event["kind"], event["apiVersion"], event["stage"]))
+            self.assertEqual(["127.0.0.1"], event["sourceIPs"])
+
+        allowed = by_code[(METRIC_PATH, 200)]
+        self.assertEqual("RequestResponse", allowed["level"])
+        self.assertEqual({"username": "dana", "groups": ["ops", "system:authenticated"]},
+                         allowed["user"])
+        self.assertEqual("audit-test/1.0", allowed["userAgent"])
+        self.assertEqual("get", allowed["verb"])
+        self.assertEqual({"resource": "pods", "namespace": "default", "name": "*",
+                          "apiGroup": "custom.metrics.k8s.io", "apiVersion": "v1beta2",
+                          "subresource": "duty_cycle_current"}, allowed["objectRef"])
+        self.assertEqual("allow", allowed["annotations"]["authorization.k8s.io/decision"])
+        self.assertEqual(served[1], allowed["responseObject"])  # the answer itself
+
+        denied = by_code[(METRIC_PATH, 403)]
+        self.assertEqual("erin", denied["user"]["username"])
+        self.assertEqual("forbid", denied["annotations"]["authorization.k8s.io/decision"])
+        self.assertEqual("Failure", denied["responseStatus"]["status"])
+
+        unknown = by_code[(METRIC_PATH, 401)]
+        self.assertNotIn("authorization.k8s.io/decision", unknown.get("annotations", {}))
+        self.assertEqual("", unknown["user"].get("username", ""))
+
+        discovery = by_code[("/apis", 200)]
+        self.assertEqual("Metadata", discovery["level"])
+        self.assertNotIn("responseObject", discovery)
+        self.assertNotIn("objectRef", discovery)
+        self.assertEqual(0o600, os.stat(AUDIT_LOG).st_mode & 0o777)
 
 
 if __name__ == "__main__":

@@ -53,19 +53,23 @@ class RequestPipeline {
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
 };
 
-// The account stage: counts and times every answer by route template and code, and writes the
-// access-log line. Thread-safe.
+// The account stage: counts and times every answer by route template and code, writes the
+// access-log line, and hands the answer to the audit log. Thread-safe.
 class RequestAccounting : public server::ExchangeObserver {
  public:
   using AccessLog = std::function<void(const server::Exchange&)>;
+  // false: the event could not be written and the answer must not go out (blocking-strict).
+  using Audit = std::function<bool(const server::Exchange&)>;
 
-  RequestAccounting(std::shared_ptr<telemetry::SelfMetrics> self_metrics, AccessLog access_log);
+  RequestAccounting(std::shared_ptr<telemetry::SelfMetrics> self_metrics, AccessLog access_log,
+                    Audit audit = nullptr);
 
-  void observe(const server::Exchange& exchange) override;
+  bool observe(const server::Exchange& exchange) override;
 
  private:
   std::shared_ptr<telemetry::SelfMetrics> self_metrics_;
   AccessLog access_log_;
+  Audit audit_;
 };
 
 }  // namespace metrics_adapter::api

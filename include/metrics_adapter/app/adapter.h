@@ -13,6 +13,6 @@ int runAdapter(const AdapterOptions& options);
 
 // Sets up spdlog on stderr with a level derived from --v (0-5 info, 6-7 debug, 8+ trace), as
 // text lines, or with LogFormat::kJson one JSON object per line (--log-format). Idempotent.
-void configureLogging(int verbosity, LogFormat format);
+void configureLogging(const LogOptions& options);
 
 }  // namespace metrics_adapter::app

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "metrics_adapter/app/log_options.h"
+#include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
@@ -24,6 +26,9 @@ struct AuthOptions {
   std::string authentication_kubeconfig;  // TokenReview and the auth ConfigMap
   std::string authorization_kubeconfig;   // SubjectAccessReview
   bool skip_lookup = false;               // --authentication-skip-lookup: no ConfigMap
+  // --authentication-tolerate-lookup-failure: start although the ConfigMap could not be read
+  // (forbidden, unreachable); without it such a failure stops the start, as upstream.
+  bool tolerate_lookup_failure = false;
   std::string client_ca_file;
   std::string requestheader_client_ca_file;
   // Unset lists come from the extension-apiserver-authentication ConfigMap.
@@ -37,8 +42,12 @@ struct AuthOptions {
   std::chrono::milliseconds unauthorized_ttl{std::chrono::seconds(10)};
 };
 
-// --log-format: text lines, or one JSON object per line (ts, level, msg, and the fields).
-enum class LogFormat { kText, kJson };
+// What a flag that names something we do differently does here, said once at start (e.g.
+// --profiling: "no /debug/pprof here: profile with perf"). Never a silent no-op.
+struct StartupNotice {
+  bool warning = false;  // a value we could not honour as given (e.g. a TLS floor below 1.2)
+  std::string text;
+};
 
 // Everything the command line decides.
 struct AdapterOptions {
@@ -59,8 +68,21 @@ struct AdapterOptions {
   kube::ObjectListerOptions object_lister;
   AuthOptions auth;
   server::ServerOptions server;
-  int verbosity = 0;
-  LogFormat log_format = LogFormat::kText;
+  LogOptions log;
+  audit::AuditOptions audit;
+  // --debug-socket-path: a Unix socket serving /metrics, the health paths and the effective
+  // flags without authentication (upstream serves its debug handlers there).
+  std::string debug_socket_path;
+  // --client-qps / --client-burst: the rate of calls to the Kubernetes API for objects and
+  // discovery (token bucket), as upstream's lister client; 0 qps = unlimited.
+  double client_qps = 0;
+  int client_burst = 0;
+  // Words that are not flags (the chart's leading "/adapter"): ignored, as upstream's command
+  // line ignores them, with one warning at start.
+  std::vector<std::string> ignored_arguments;
+  std::vector<StartupNotice> notices;
+  // Every flag given, as name and value, in order (the debug socket's /debug/flags).
+  std::vector<std::pair<std::string, std::string>> given_flags;
   // How often the config file's identity (resolved path, inode, mtime, size) is checked.
   std::chrono::milliseconds config_check_interval{std::chrono::seconds(2)};
   bool show_help = false;

@@ -28,6 +28,8 @@ struct HttpRequest {
 
   // First value of a header (case-insensitive name), or "".
   std::string header(std::string_view name) const;
+  // The same as a view into `headers`, for callers that must not allocate.
+  std::string_view headerView(std::string_view name) const;
 };
 
 struct HttpResponse {
@@ -62,6 +64,9 @@ struct Handlers {
 struct ServerOptions {
   std::string bind_address = "0.0.0.0";
   std::uint16_t port = 6443;  // 0 = pick a free port (see HttpsServer::port())
+  // SO_REUSEPORT (--permit-port-sharing): other processes that set it too may listen on the
+  // same port, and the kernel spreads new connections among them. SO_REUSEADDR is always set.
+  bool reuse_port = false;
   std::string tls_cert_file;  // with tls_key_file; else a self-signed pair in cert_dir
   std::string tls_key_file;
   // Served instead of the pair above to clients whose SNI matches their names (SniCertKey),

@@ -100,8 +100,8 @@ TEST_F(RequestPipelineTest, DiscoveryIsAnsweredAtOnceAndMetricsAreNot) {
   }
 }
 
-// Answers TokenReviews (the token "good" is alice) and SubjectAccessReviews (alice may, anyone
-// else may not); counts the calls.
+// Answers TokenReviews (the token "good" is alice, "other" mallory) and SubjectAccessReviews
+// (alice may, anyone else may not); counts the calls.
 class ReviewingKubeApi : public kube::KubeApi {
  public:
   nlohmann::json get(const std::string& path, std::string_view,
@@ -114,8 +114,10 @@ class ReviewingKubeApi : public kube::KubeApi {
     ++calls_;
     if (path.find("tokenreviews") != std::string::npos) {
       const bool good = body["spec"]["token"] == "good";
-      nlohmann::json status = {{"authenticated", good}};
+      const bool other = body["spec"]["token"] == "other";
+      nlohmann::json status = {{"authenticated", good || other}};
       if (good) status["user"] = {{"username", "alice"}, {"groups", {"devs"}}};
+      if (other) status["user"] = {{"username", "mallory"}, {"uid", "u-9"}, {"groups", {"ops"}}};
       return {{"kind", "TokenReview"}, {"status", status}};
     }
     return {{"kind", "SubjectAccessReview"},
@@ -131,18 +133,25 @@ class ReviewingKubeApi : public kube::KubeApi {
   int calls_ = 0;
 };
 
-TEST(RequestPipelineAtOnceTest, DelegatedAuthAnswersAtOnceOnlyFromItsCaches) {
-  auto api = std::make_shared<ReviewingKubeApi>();
+// A pipeline whose authentication and authorization ask `api`.
+RequestPipeline delegatedPipeline(const std::shared_ptr<ReviewingKubeApi>& api) {
   auto filter = std::make_shared<const auth::AuthFilter>(
       std::make_shared<auth::Authenticator>(api, auth::AuthenticatorOptions{},
                                             auth::AuthenticationConfig{}),
       std::make_shared<auth::Authorizer>(api, auth::AuthorizerOptions{}));
-  RequestPipeline pipeline(filter, emptyRouter(), std::make_shared<telemetry::SelfMetrics>());
-  const auto as = [](const std::string& token) {
-    server::HttpRequest request = get("/apis/custom.metrics.k8s.io/v1beta1");
-    request.headers = {{"Authorization", "Bearer " + token}};
-    return request;
-  };
+  return RequestPipeline(filter, emptyRouter(), std::make_shared<telemetry::SelfMetrics>());
+}
+
+// A discovery request with a bearer token.
+server::HttpRequest as(const std::string& token) {
+  server::HttpRequest request = get("/apis/custom.metrics.k8s.io/v1beta1");
+  request.headers = {{"Authorization", "Bearer " + token}};
+  return request;
+}
+
+TEST(RequestPipelineAtOnceTest, DelegatedAuthAnswersAtOnceOnlyFromItsCaches) {
+  auto api = std::make_shared<ReviewingKubeApi>();
+  const RequestPipeline pipeline = delegatedPipeline(api);
 
   EXPECT_FALSE(pipeline.answerAtOnce(as("good")));  // the token's review is not cached yet
   EXPECT_EQ(api->calls(), 0);
@@ -158,6 +167,51 @@ TEST(RequestPipelineAtOnceTest, DelegatedAuthAnswersAtOnceOnlyFromItsCaches) {
   EXPECT_EQ(pipeline.handle(as("bad")).status, 401);
   EXPECT_EQ(pipeline.answerAtOnce(as("bad"))->status, 401);
   EXPECT_EQ(api->calls(), 3);
+}
+
+TEST(RequestPipelineAuditNotesTest, NotesCarryTheCallerAndTheAuthorizationDecision) {
+  auto api = std::make_shared<ReviewingKubeApi>();
+  const RequestPipeline pipeline = delegatedPipeline(api);
+
+  const auto allowed = pipeline.handle(as("good"));
+  EXPECT_EQ(allowed.status, 200);
+  EXPECT_EQ(allowed.notes.user, "alice");
+  // The authenticator adds system:authenticated, as the Kubernetes API server does.
+  EXPECT_EQ(allowed.notes.groups, (std::vector<std::string>{"devs", "system:authenticated"}));
+  EXPECT_EQ(allowed.notes.decision, "allow");
+
+  const auto denied = pipeline.handle(as("other"));
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_EQ(denied.notes.user, "mallory");
+  EXPECT_EQ(denied.notes.uid, "u-9");
+  EXPECT_EQ(denied.notes.groups, (std::vector<std::string>{"ops", "system:authenticated"}));
+  EXPECT_EQ(denied.notes.decision, "forbid");
+
+  const auto refused = pipeline.handle(as("bad"));  // never reached authorization
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.notes.decision, "");
+  EXPECT_TRUE(refused.notes.groups.empty());
+
+  // Without authentication every request is allowed, by no one in particular.
+  RequestPipeline open(nullptr, emptyRouter(), std::make_shared<telemetry::SelfMetrics>());
+  EXPECT_EQ(open.handle(get("/apis")).notes.decision, "allow");
+}
+
+TEST(RequestAccountingTest, AnAuditThatCannotWriteRefusesTheAnswer) {
+  auto metrics = std::make_shared<telemetry::SelfMetrics>();
+  int audited = 0;
+  RequestAccounting accounting(metrics, nullptr, [&](const server::Exchange& exchange) {
+    ++audited;
+    return exchange.code != 200;  // this "backend" fails on 200s
+  });
+  const server::ResponseNotes none;
+  EXPECT_FALSE(
+      accounting.observe({.method = "GET", .target = "/apis", .code = 200, .notes = &none}));
+  EXPECT_TRUE(
+      accounting.observe({.method = "GET", .target = "/apis", .code = 500, .notes = &none}));
+  EXPECT_EQ(audited, 2);
+  RequestAccounting unaudited(metrics, nullptr);
+  EXPECT_TRUE(unaudited.observe({.method = "GET", .target = "/apis", .code = 200, .notes = &none}));
 }
 
 TEST(RequestAccountingTest, CountsAndLogsAnswersTheServerGaveItself) {

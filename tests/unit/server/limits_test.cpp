@@ -65,10 +65,11 @@ std::string statusBody(int code, const std::string& reason, const std::string& m
 // What the server told its exchange observer: "<code> <method> <target>" per answer.
 class RecordingObserver : public ExchangeObserver {
  public:
-  void observe(const Exchange& exchange) override {
+  bool observe(const Exchange& exchange) override {
     std::lock_guard lock(mutex_);
     records_.push_back(std::to_string(exchange.code) + " " + std::string(exchange.method) + " " +
                        std::string(exchange.target));
+    return true;
   }
   std::vector<std::string> records() const {
     std::lock_guard lock(mutex_);

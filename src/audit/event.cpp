@@ -1,0 +1,315 @@
+#include "audit/event.h"
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "metrics_adapter/server/status.h"
+#include "metrics_adapter/text/utf8.h"
+
+namespace metrics_adapter::audit {
+namespace {
+
+using server::appendJsonQuoted;
+
+void appendMember(std::string& out, std::string_view name, std::string_view value) {
+  out += ",\"";
+  out += name;
+  out += "\":";
+  appendJsonQuoted(out, value);
+}
+
+void appendOptionalMember(std::string& out, std::string_view name, std::string_view value) {
+  if (!value.empty()) appendMember(out, name, value);
+}
+
+void appendStringArray(std::string& out, const std::vector<std::string>& values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    appendJsonQuoted(out, values[i]);
+  }
+  out += ']';
+}
+
+// `"key":"string"` from a parsed Status body, when it holds a string there.
+void appendStatusField(std::string& out, const nlohmann::json& status, const char* key) {
+  if (!status.is_object()) return;
+  const auto it = status.find(key);
+  if (it != status.end() && it->is_string()) {
+    appendOptionalMember(out, key, it->get_ref<const std::string&>());
+  }
+}
+
+void appendResponseStatus(std::string& out, const Event& event) {
+  out += R"(,"responseStatus":{"metadata":{})";
+  if (event.code >= 300 && !event.body.empty()) {
+    const nlohmann::json status = nlohmann::json::parse(event.body, nullptr, false);
+    appendStatusField(out, status, "status");
+    appendStatusField(out, status, "message");
+    appendStatusField(out, status, "reason");
+  }
+  out += ",\"code\":";
+  out += std::to_string(event.code);
+  out += '}';
+}
+
+void appendResponseObject(std::string& out, const Event& event) {
+  const std::string_view body = event.body;
+  if (body.find_first_of("\r\n") == std::string_view::npos && nlohmann::json::accept(body)) {
+    out += ",\"responseObject\":";
+    out += body;  // valid compact JSON: written as it came, without a parse
+    return;
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_discarded()) return;
+  out += ",\"responseObject\":";
+  out += parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Go's %q for the legacy format: quotes, backslash escapes, \xNN for bytes it cannot show.
+void appendGoQuoted(std::string& out, std::string_view text) {
+  const bool utf8 = text::isValidUtf8(text);
+  out += '"';
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      default:
+        break;
+    }
+    if (byte < 0x20 || byte == 0x7f || (byte >= 0x80 && !utf8)) {
+      std::array<char, 5> hex{};
+      std::snprintf(hex.data(), hex.size(), "\\x%02x", byte);
+      out += hex.data();
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// Go's time.RFC3339Nano: the fraction without trailing zeros.
+std::string nanoTime(std::chrono::system_clock::time_point time) {
+  std::string text = microTime(time);  // ...05.123400Z
+  text.pop_back();
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text + "Z";
+}
+
+}  // namespace
+
+RequestAttributes attributesOf(const server::Exchange& exchange, const ParsedRequest& request) {
+  RequestAttributes attributes;
+  attributes.user = exchange.notes->user;
+  attributes.groups = &exchange.notes->groups;
+  if (request.info == nullptr) {
+    attributes.verb = request.verb;
+    attributes.path = request.path;
+    return attributes;
+  }
+  const server::RequestInfo& info = *request.info;
+  attributes.verb = info.verb;
+  attributes.resource_request = info.resource_request;
+  attributes.api_group = info.api_group;
+  attributes.namespace_name = info.namespace_name;
+  attributes.resource = info.resource;
+  attributes.subresource = info.subresource;
+  attributes.name = info.name;
+  attributes.path = info.path;
+  return attributes;
+}
+
+Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, Level level,
+                Stage stage, std::chrono::system_clock::time_point now, std::string_view audit_id) {
+  const server::ResponseNotes& notes = *exchange.notes;
+  Event event;
+  event.level = level;
+  event.stage = stage;
+  event.audit_id = audit_id;
+  event.request_uri = exchange.target;
+  event.verb = request.info != nullptr ? request.info->verb : request.verb;
+  event.user = notes.user;
+  event.uid = notes.uid;
+  event.groups = notes.groups;
+  event.extra = notes.extra;
+  event.source_ip = sourceIp(exchange.remote);
+  event.user_agent = exchange.user_agent;
+  if (request.info != nullptr && request.info->resource_request) {
+    const server::RequestInfo& info = *request.info;
+    event.has_object_ref = true;
+    event.resource = info.resource;
+    event.namespace_name = info.namespace_name;
+    event.name = info.name;
+    event.api_group = info.api_group;
+    event.api_version = info.api_version;
+    event.subresource = info.subresource;
+  }
+  event.received = now - exchange.latency;
+  event.decision = notes.decision;
+  event.decision_reason = notes.decision_reason;
+  if (stage == Stage::kRequestReceived) {
+    event.stage_time = event.received;
+    return event;
+  }
+  event.stage_time = now;
+  event.code = exchange.code;
+  event.response_object = level == Level::kRequestResponse && event.has_object_ref;
+  if (exchange.code >= 300 || event.response_object) event.body = exchange.response_body;
+  return event;
+}
+
+std::string newAuditId() {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  const std::uint64_t high = (random() & ~std::uint64_t{0xF000}) | 0x4000;  // version 4
+  const std::uint64_t low =
+      (random() & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);  // variant 10
+  std::array<char, 37> text{};
+  std::snprintf(text.data(), text.size(), "%08x-%04x-%04x-%04x-%012llx",
+                static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xFFFF),
+                static_cast<unsigned>(high & 0xFFFF), static_cast<unsigned>(low >> 48),
+                static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFULL));
+  return std::string(text.data(), 36);
+}
+
+std::string sourceIp(std::string_view remote) {
+  if (remote.empty() || remote == "unknown") return "";
+  if (remote.front() == '[') {
+    const auto close = remote.find(']');
+    return std::string(remote.substr(1, close == std::string_view::npos ? close : close - 1));
+  }
+  const auto colon = remote.find(':');
+  if (colon != std::string_view::npos && remote.find(':', colon + 1) == std::string_view::npos) {
+    return std::string(remote.substr(0, colon));
+  }
+  return std::string(remote);
+}
+
+std::string microTime(std::chrono::system_clock::time_point time) {
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(time.time_since_epoch()).count();
+  auto seconds = static_cast<time_t>(micros / 1000000);
+  long long fraction = micros % 1000000;
+  if (fraction < 0) {
+    fraction += 1000000;
+    --seconds;
+  }
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  std::array<char, 96> text{};
+  std::snprintf(text.data(), text.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
+                utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
+                utc.tm_sec, fraction);
+  return text.data();
+}
+
+void appendEventJson(std::string& out, const Event& event, bool with_bodies) {
+  out += R"({"kind":"Event","apiVersion":"audit.k8s.io/v1")";
+  appendMember(out, "level", levelName(event.level));
+  appendMember(out, "auditID", event.audit_id);
+  appendMember(out, "stage", stageName(event.stage));
+  appendMember(out, "requestURI", event.request_uri);
+  appendMember(out, "verb", event.verb);
+  out += R"(,"user":{"username":)";
+  appendJsonQuoted(out, event.user);
+  appendOptionalMember(out, "uid", event.uid);
+  out += ",\"groups\":";
+  appendStringArray(out, event.groups);
+  if (!event.extra.empty()) {
+    out += ",\"extra\":{";
+    bool first = true;
+    for (const auto& [key, values] : event.extra) {
+      if (!first) out += ',';
+      first = false;
+      appendJsonQuoted(out, key);
+      out += ':';
+      appendStringArray(out, values);
+    }
+    out += '}';
+  }
+  out += '}';
+  if (!event.source_ip.empty()) {
+    out += ",\"sourceIPs\":[";
+    appendJsonQuoted(out, event.source_ip);
+    out += ']';
+  }
+  appendOptionalMember(out, "userAgent", event.user_agent);
+  if (event.has_object_ref) {
+    out += ",\"objectRef\":{";
+    const std::size_t start = out.size();
+    appendOptionalMember(out, "resource", event.resource);
+    appendOptionalMember(out, "namespace", event.namespace_name);
+    appendOptionalMember(out, "name", event.name);
+    appendOptionalMember(out, "apiGroup", event.api_group);
+    appendOptionalMember(out, "apiVersion", event.api_version);
+    appendOptionalMember(out, "subresource", event.subresource);
+    if (out.size() > start) out.erase(start, 1);  // the first member's leading comma
+    out += '}';
+  }
+  if (event.code != 0) appendResponseStatus(out, event);
+  if (with_bodies && event.response_object && !event.truncated) appendResponseObject(out, event);
+  appendMember(out, "requestReceivedTimestamp", microTime(event.received));
+  appendMember(out, "stageTimestamp", microTime(event.stage_time));
+  if (!event.decision.empty() || !event.decision_reason.empty() || event.truncated) {
+    out += ",\"annotations\":{";
+    const std::size_t start = out.size();
+    if (event.truncated) appendMember(out, "audit.k8s.io/truncated", "true");
+    appendOptionalMember(out, "authorization.k8s.io/decision", event.decision);
+    appendOptionalMember(out, "authorization.k8s.io/reason", event.decision_reason);
+    out.erase(start, 1);
+    out += '}';
+  }
+  out += '}';
+}
+
+std::string legacyEventLine(const Event& event) {
+  std::string groups = "<none>";
+  if (!event.user.empty() && !event.groups.empty()) {
+    groups.clear();
+    for (std::size_t i = 0; i < event.groups.size(); ++i) {
+      if (i > 0) groups += ',';
+      appendGoQuoted(groups, event.groups[i]);
+    }
+  }
+  std::string line = nanoTime(event.received) + " AUDIT:";
+  const auto field = [&line](std::string_view name, std::string_view value) {
+    line += ' ';
+    line += name;
+    line += '=';
+    appendGoQuoted(line, value);
+  };
+  field("id", event.audit_id);
+  field("stage", stageName(event.stage));
+  field("ip", event.source_ip.empty() ? "<unknown>" : event.source_ip);
+  field("method", event.verb);
+  field("user", event.user.empty() ? "<none>" : event.user);
+  field("groups", groups);
+  field("as", "<self>");
+  field("asgroups", "<lookup>");
+  field("user-agent", event.user_agent);
+  field("namespace", event.namespace_name.empty() ? "<none>" : event.namespace_name);
+  field("uri", event.request_uri);
+  line += " response=\"";
+  line += event.code == 0 ? "<deferred>" : std::to_string(event.code);
+  line += '"';
+  return line;
+}
+
+}  // namespace metrics_adapter::audit
