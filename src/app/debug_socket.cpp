@@ -47,9 +47,13 @@ server::HttpResponse setVerbosity(const std::string& body) {
 std::string renderGivenFlags(const AdapterOptions& options) {
   std::string text;
   for (const auto& [name, value] : options.given_flags) {
-    std::string shown = value;
-    if (name == "prometheus-header") shown = value.substr(0, value.find('=')) + "=REDACTED";
-    text += "--" + name + "=" + shown + "\n";
+    text.append("--").append(name).append("=");
+    if (name == "prometheus-header") {
+      text.append(value.substr(0, value.find('='))).append("=REDACTED");
+    } else {
+      text.append(value);
+    }
+    text += '\n';
   }
   return text;
 }

@@ -637,9 +637,10 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
       }
     } catch (const std::invalid_argument& e) {
       // Every message names its flag (the duration parser's alone names only the value).
+      const std::string flag_name = "--" + name;
       const std::string message = e.what();
-      if (message.find("--" + name) != std::string::npos) throw FlagError(message);
-      throw FlagError("--" + name + ": " + message);
+      if (message.find(flag_name) != std::string::npos) throw FlagError(message);
+      throw FlagError(flag_name + ": " + message);
     }
     if (!tool) options.given_flags.emplace_back(name, *value);
     applied.push_back(name);

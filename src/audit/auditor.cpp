@@ -101,7 +101,6 @@ bool Auditor::record(const server::Exchange& exchange) {
     // Parsed into one RequestInfo per thread, which keeps its capacity from target to target.
     thread_local server::RequestInfo info;
     ParsedRequest request;
-    std::string verb;
     try {
       server::parseRequestInfo(exchange.method, exchange.target, info);
       request.info = &info;

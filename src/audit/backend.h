@@ -62,7 +62,7 @@ class Backend {
   // Serialises, truncates, splits into batches and delivers; true when nothing was lost.
   bool process(std::vector<Event>& events);
   bool deliverBatch(const std::vector<std::string>& batch);
-  // Waits for a throttle token; false when stopping began meanwhile (the token is not needed).
+  // Waits for a throttle token; returns early when stopping began meanwhile.
   void throttle(std::unique_lock<std::mutex>& lock);
 
   std::string name_;

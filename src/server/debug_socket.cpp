@@ -23,7 +23,7 @@ namespace metrics_adapter::server {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using local = net::local::stream_protocol;
+using Local = net::local::stream_protocol;
 
 namespace {
 
@@ -33,7 +33,7 @@ constexpr std::chrono::seconds kRequestDeadline{10};
 // One request, one answer, then the connection closes.
 class DebugExchange : public std::enable_shared_from_this<DebugExchange> {
  public:
-  DebugExchange(local::socket socket, const RequestHandler& handler)
+  DebugExchange(Local::socket socket, const RequestHandler& handler)
       : socket_(std::move(socket)), deadline_(socket_.get_executor()), handler_(handler) {}
 
   void run() {
@@ -79,12 +79,12 @@ class DebugExchange : public std::enable_shared_from_this<DebugExchange> {
     http::async_write(socket_, response_,
                       [self = shared_from_this()](const beast::error_code&, std::size_t) {
                         beast::error_code ignored;
-                        self->socket_.shutdown(local::socket::shutdown_both, ignored);
+                        self->socket_.shutdown(Local::socket::shutdown_both, ignored);
                         self->deadline_.cancel();
                       });
   }
 
-  local::socket socket_;
+  Local::socket socket_;
   net::steady_timer deadline_;
   const RequestHandler& handler_;
   beast::flat_buffer buffer_;
@@ -98,12 +98,12 @@ struct DebugSocketServer::Impl {
   std::string path;
   RequestHandler handler;
   net::io_context io{1};
-  local::acceptor acceptor{io};
+  Local::acceptor acceptor{io};
   std::thread thread;
   bool started = false;
 
   void accept() {
-    acceptor.async_accept([this](const beast::error_code& ec, local::socket socket) {
+    acceptor.async_accept([this](const beast::error_code& ec, Local::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
       if (!ec) std::make_shared<DebugExchange>(std::move(socket), handler)->run();
       accept();
@@ -130,9 +130,9 @@ void DebugSocketServer::start() {
     ::unlink(s.path.c_str());
   }
   beast::error_code ec;
-  s.acceptor.open(local(), ec);
+  s.acceptor.open(Local(), ec);
   // The socket is created with the process umask; 0600 is set before it accepts anything.
-  if (!ec) s.acceptor.bind(local::endpoint(s.path), ec);
+  if (!ec) s.acceptor.bind(Local::endpoint(s.path), ec);
   if (!ec && ::chmod(s.path.c_str(), 0600) != 0) ec = {errno, boost::system::system_category()};
   if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {

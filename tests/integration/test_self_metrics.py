@@ -29,7 +29,8 @@ def setUpModule():
         prometheus = harness.Prometheus(PROCS, EXPORTER.port)
         gpus = sum(1 for name, _, _ in EXPORTER.samples() if name == "nvidia_gpu_duty_cycle")
         prometheus.wait_for_series("nvidia_gpu_duty_cycle", gpus)
-        ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG, prometheus.url)
+        ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG, prometheus.url, extra_args=[
+            "--debug-socket-path=" + os.path.join(PROCS.workdir, "debug.sock")])
         harness.wait_until(lambda: "pods/duty_cycle_current" in discovered(), timeout=60,
                            what="discovery of pods/duty_cycle_current")
     except Exception:
@@ -136,6 +137,39 @@ class SelfMetricsTest(unittest.TestCase):
         self.assertIn("# TYPE metrics_adapter_request_duration_seconds histogram", body)
         self.assertIn("# TYPE metrics_adapter_requests_total counter", body)
 
+
+
+class DebugSocketTest(unittest.TestCase):
+    """--debug-socket-path: the metrics, health and flags without TLS or credentials, over a
+    Unix socket only the adapter's user may open; PUT /debug/flags/v sets --v at run time."""
+
+    def unix(self, path, *extra):
+        result = subprocess.run(["curl", "-sS", "--unix-socket",
+                                 os.path.join(PROCS.workdir, "debug.sock"), "-w", "\n%{http_code}"]
+                                + list(extra) + ["http://adapter" + path],
+                                capture_output=True, text=True, timeout=30)
+        body, _, code = result.stdout.rpartition("\n")
+        return int(code or 0), body
+
+    def test_metrics_health_and_flags(self):
+        code, body = self.unix("/metrics")
+        self.assertEqual(200, code)
+        self.assertIn("metrics_adapter_requests_total", body)
+        self.assertEqual((200, "ok"), self.unix("/readyz"))
+        code, body = self.unix("/debug/flags")
+        self.assertEqual(200, code)
+        self.assertIn("--secure-port=%d\n" % ADAPTER.port, body)
+        self.assertEqual(404, self.unix(CUSTOM)[0])  # the API is not served here
+        self.assertEqual(0o600, os.stat(os.path.join(PROCS.workdir, "debug.sock")).st_mode & 0o777)
+
+    def test_put_verbosity_changes_the_access_log(self):
+        before = PROCS.log(ADAPTER.process).count(" /healthz?debug-socket ")
+        self.assertEqual(200, self.unix("/debug/flags/v", "-X", "PUT", "--data", "2")[0])
+        ADAPTER.get("/healthz?debug-socket")  # --v=2: no access-log line
+        self.assertEqual(200, self.unix("/debug/flags/v", "-X", "PUT", "--data", "6")[0])
+        ADAPTER.get("/healthz?debug-socket")  # --v=6 again: one
+        harness.wait_until(lambda: PROCS.log(ADAPTER.process).count(" /healthz?debug-socket ")
+                           == before + 1, timeout=10, what="one access-log line")
 
 if __name__ == "__main__":
     unittest.main(argv=UNITTEST_ARGV, verbosity=2)
