@@ -188,7 +188,7 @@ void checkServing(const AdapterOptions& options, Findings& found) {
 void checkAuditAndLogs(const AdapterOptions& options, Findings& found) {
   try {
     audit::checkAuditOptions(options.audit);
-    if (!options.audit.policy_file.empty()) found.notes.push_back("audit policy checked");
+    if (!options.audit.policy_file.empty()) found.notes.emplace_back("audit policy checked");
   } catch (const std::exception& e) {
     found.problems.emplace_back(e.what());
   }

@@ -181,12 +181,16 @@ std::string newAuditId() {
   const std::uint64_t high = (random() & ~std::uint64_t{0xF000}) | 0x4000;  // version 4
   const std::uint64_t low =
       (random() & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);  // variant 10
-  std::array<char, 37> text{};
-  std::snprintf(text.data(), text.size(), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xFFFF),
-                static_cast<unsigned>(high & 0xFFFF), static_cast<unsigned>(low >> 48),
-                static_cast<unsigned long long>(low & 0xFFFFFFFFFFFFULL));
-  return std::string(text.data(), 36);
+  // 8-4-4-4-12 hex digits: high's 16, then low's 16 (no snprintf: one per answer).
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text(36, '-');
+  std::size_t at = 0;
+  for (int nibble = 0; nibble < 32; ++nibble) {
+    if (at == 8 || at == 13 || at == 18 || at == 23) ++at;
+    const std::uint64_t word = nibble < 16 ? high : low;
+    text[at++] = kHex[(word >> (60 - 4 * (nibble % 16))) & 0xF];
+  }
+  return text;
 }
 
 std::string sourceIp(std::string_view remote) {
@@ -213,11 +217,22 @@ std::string microTime(std::chrono::system_clock::time_point time) {
   }
   tm utc{};
   gmtime_r(&seconds, &utc);
-  std::array<char, 96> text{};
-  std::snprintf(text.data(), text.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
-                utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
-                utc.tm_sec, fraction);
-  return text.data();
+  // Written digit by digit: two of these per event, and snprintf was the batch writer's
+  // largest cost after the JSON itself.
+  std::string text = "0000-00-00T00:00:00.000000Z";
+  const auto put = [&text](std::size_t end, long long value, int digits) {
+    for (int i = 0; i < digits; ++i, value /= 10) {
+      text[end - static_cast<std::size_t>(i)] = static_cast<char>('0' + value % 10);
+    }
+  };
+  put(3, utc.tm_year + 1900, 4);
+  put(6, utc.tm_mon + 1, 2);
+  put(9, utc.tm_mday, 2);
+  put(12, utc.tm_hour, 2);
+  put(15, utc.tm_min, 2);
+  put(18, utc.tm_sec, 2);
+  put(25, fraction, 6);
+  return text;
 }
 
 void appendEventJson(std::string& out, const Event& event, bool with_bodies) {

@@ -33,6 +33,8 @@ class LogFile {
 
   // False when the bytes could not be written (or are longer than the maximum size).
   bool write(std::string_view bytes);
+  // The most one write() may carry: the size at which the file is rotated.
+  std::uint64_t maxSize() const { return options_.max_size_bytes; }
   // For tests: blocks until the compression and pruning asked for so far are done.
   void waitForHousekeeping();
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -49,14 +50,21 @@ void LogSink::serialize(std::string& out, const Event& event, bool with_bodies) 
 }
 
 bool LogSink::deliver(const std::vector<std::string>& events) {
-  // One write per event, as upstream's backend writes them: rotation falls between lines.
+  // The lines of a batch go out in as few writes as the rotation size allows (one write a line
+  // cost the batch writer a system call per answer); rotation still falls between lines.
+  const std::uint64_t chunk_limit = file_ ? file_->maxSize() : UINT64_MAX;
   bool all = true;
-  for (const std::string& event : events) {
-    buffer_.assign(event);
-    buffer_ += '\n';
+  const auto flush = [&] {
+    if (buffer_.empty()) return;
     const bool written = file_ ? file_->write(buffer_) : writeAll(STDOUT_FILENO, buffer_);
     all = all && written;
+    buffer_.clear();
+  };
+  for (const std::string& event : events) {
+    if (!buffer_.empty() && buffer_.size() + event.size() + 1 > chunk_limit) flush();
+    buffer_.append(event).push_back('\n');
   }
+  flush();
   return all;
 }
 

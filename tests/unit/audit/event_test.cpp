@@ -246,5 +246,15 @@ TEST(LegacyLineTest, MatchesUpstreamsFormat) {
   EXPECT_NE(line.find(R"(response="<deferred>")"), std::string::npos);
 }
 
+TEST(MicroTimeTest, IsRfc3339InUtcWithMicroseconds) {
+  using namespace std::chrono;
+  const auto at =
+      sys_days{year{2024} / 5 / 1} + hours(10) + minutes(2) + seconds(3) + microseconds(4005);
+  EXPECT_EQ(microTime(at), "2024-05-01T10:02:03.004005Z");
+  EXPECT_EQ(microTime(sys_days{year{1999} / 12 / 31} + hours(23) + minutes(59) + seconds(59) +
+                      microseconds(999999)),
+            "1999-12-31T23:59:59.999999Z");
+}
+
 }  // namespace
 }  // namespace metrics_adapter::audit
