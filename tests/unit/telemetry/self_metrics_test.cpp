@@ -243,6 +243,7 @@ TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   metrics().countRuleError("rules[70]");
   metrics().setBuildInfo("0.0.3-test");
   metrics().countBadSamples(1);
+  metrics().countAuditDropped("log", "buffer_full");
   const std::string text = metrics().exposition();
   std::istringstream in(text);
   std::string line;
@@ -255,10 +256,26 @@ TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
     }
     if (line.rfind("# HELP metrics_adapter_", 0) == 0) ++helps;
   }
-  // The fourteen metrics the issue lists, metrics_adapter_prometheus_bad_samples_total and
-  // metrics_adapter_backend_last_successful_relist_timestamp_seconds.
-  EXPECT_EQ(16, families);
-  EXPECT_EQ(16, helps);
+  // The fourteen metrics the issue lists, metrics_adapter_prometheus_bad_samples_total,
+  // metrics_adapter_backend_last_successful_relist_timestamp_seconds, and the two audit
+  // counters (issue 27).
+  EXPECT_EQ(18, families);
+  EXPECT_EQ(18, helps);
+}
+
+TEST_F(SelfMetricsTest, AuditEventsAreCountedByBackendAndLossesByReason) {
+  for (int i = 0; i < 3; ++i) metrics().countAuditEvent("log");
+  metrics().countAuditEvent("webhook");
+  metrics().countAuditDropped("webhook", "send_error", 400);
+  const std::string text = metrics().exposition();
+  EXPECT_NE(text.find("metrics_adapter_audit_events_total{backend=\"log\"} 3\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("metrics_adapter_audit_events_total{backend=\"webhook\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("metrics_adapter_audit_events_dropped_total{backend=\"webhook\",reason="
+                      "\"send_error\"} 400\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(PrometheusTimeOnThisThreadTest, AddsUpPerThreadUntilReset) {
