@@ -640,7 +640,9 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
       const std::string flag_name = "--" + name;
       const std::string message = e.what();
       if (message.find(flag_name) != std::string::npos) throw FlagError(message);
-      throw FlagError(flag_name + ": " + message);
+      std::string named = flag_name;
+      named.append(": ").append(message);
+      throw FlagError(named);
     }
     if (!tool) options.given_flags.emplace_back(name, *value);
     applied.push_back(name);
