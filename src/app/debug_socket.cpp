@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "app/logging.h"
+#include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::app {
@@ -34,7 +35,8 @@ server::HttpResponse setVerbosity(const std::string& body) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), verbosity);
   if (error != std::errc() || end != text.data() + text.size() || verbosity < 0 ||
       verbosity > 100) {
-    return textResponse(400, "the body must be a verbosity from 0 to 100, not \"" + body + "\"\n");
+    return api::errorResponse(api::ApiError::badRequest(
+        "the body must be a verbosity from 0 to 100, not \"" + body + "\""));
   }
   setLogVerbosity(verbosity);
   SPDLOG_INFO("--v set to {} through the debug socket", verbosity);
@@ -66,15 +68,15 @@ server::RequestHandler debugSocketHandler(const AdapterOptions& options,
         std::string_view(request.target).substr(0, std::string_view(request.target).find('?'));
     if (path == "/debug/flags/v" && request.method == "PUT") return setVerbosity(request.body);
     if (request.method != "GET" && request.method != "HEAD") {
-      return textResponse(405, "only GET here (and PUT /debug/flags/v)\n");
+      return api::errorResponse(
+          api::ApiError(405, "MethodNotAllowed", "only GET here (and PUT /debug/flags/v)"));
     }
     if (path == "/debug/flags") return textResponse(200, flags);
     if (path == "/metrics" || isHealthPath(path)) {
       return router->route(request, server::parseRequestInfo(request.method, request.target));
     }
-    return textResponse(404,
-                        "not served here: /metrics, /healthz, /livez, /readyz, "
-                        "/debug/flags\n");
+    return api::errorResponse(api::ApiError::notFound(
+        "not served here: /metrics, /healthz, /livez, /readyz, /debug/flags"));
   };
 }
 

@@ -12,7 +12,7 @@ namespace metrics_adapter::app {
 // there): GET /metrics and the health paths (/healthz, /livez, /readyz and their checks) as
 // the HTTPS port does; GET /debug/flags, the flags given, one "--name=value" a line, secrets
 // redacted; PUT /debug/flags/v with a number as the body sets --v at run time, as upstream's
-// /debug/flags/v does. Anything else is 404.
+// /debug/flags/v does. Anything else is 404; refusals are Kubernetes Status bodies.
 server::RequestHandler debugSocketHandler(const AdapterOptions& options,
                                           std::shared_ptr<const api::Router> router);
 

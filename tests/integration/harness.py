@@ -429,6 +429,18 @@ current-context: fake
 """
 
 
+def https_get(url, ca_file, headers=None, timeout=30):
+    """(status, content type, body text) of a GET over TLS verified against ca_file (real TLS,
+    no skip-verify)."""
+    request = urllib.request.Request(url, headers=headers or {})
+    context = ssl.create_default_context(cafile=ca_file)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type"), error.read().decode()
+
+
 class Adapter:
     def __init__(self, procs, binary, config, prometheus_url, extra_args=(), delegated_auth=False,
                  tls_args=None, ca_file=None):
@@ -460,13 +472,7 @@ class Adapter:
 
     def get(self, path, headers=None):
         """(status, content type, body text) over real TLS."""
-        request = urllib.request.Request(self.base + path, headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=self.answer_timeout,
-                                        context=self.ssl_context()) as r:
-                return r.status, r.headers.get("Content-Type"), r.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.headers.get("Content-Type"), error.read().decode()
+        return https_get(self.base + path, self.ca_file, headers, self.answer_timeout)
 
     def get_json(self, path, headers=None):
         status, content_type, body = self.get(path, headers)

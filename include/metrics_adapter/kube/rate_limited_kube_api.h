@@ -21,7 +21,7 @@ class RateLimitedKubeApi : public KubeApi {
                       std::chrono::milliseconds timeout) override;
   void watch(const WatchRequest& request, const WatchHandler& on_event) override;
 
-  // How long the next call would wait now (for tests and the lister's deadline).
+  // Takes a token (or owes one) and says how long its call must wait; waitForToken sleeps that.
   std::chrono::steady_clock::duration reserve();
 
  private:

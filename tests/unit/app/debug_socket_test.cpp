@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,17 @@ TEST(DebugSocketRoutesTest, ServesFlagsHealthAndMetricsAndNothingElse) {
   EXPECT_EQ(flags.status, 200);
   EXPECT_NE(flags.body.find("--v=4\n"), std::string::npos);
   EXPECT_EQ(handler(request("GET", "/healthz")).status, 200);
-  EXPECT_EQ(handler(request("GET", "/healthzz")).status, 404);  // not a health path
+  const auto unknown = handler(request("GET", "/healthzz"));  // not a health path
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(nlohmann::json::parse(unknown.body)["reason"], "NotFound");
   EXPECT_EQ(handler(request("GET", "/apis/custom.metrics.k8s.io/v1beta1")).status, 404);
   EXPECT_EQ(handler(request("POST", "/debug/flags")).status, 405);
   const auto bad = handler(request("PUT", "/debug/flags/v", "loud"));
   EXPECT_EQ(bad.status, 400);
-  EXPECT_NE(bad.body.find("\"loud\""), std::string::npos);
+  const auto status = nlohmann::json::parse(bad.body);
+  EXPECT_EQ(status["kind"], "Status");
+  EXPECT_EQ(status["code"], 400);
+  EXPECT_NE(status["message"].get<std::string>().find("\"loud\""), std::string::npos);
 }
 
 }  // namespace
