@@ -111,14 +111,12 @@ bool Auditor::record(const server::Exchange& exchange) {
     const PolicyDecision decision = evaluatePolicy(*policy_, attributesOf(exchange, request));
     if (decision.level == Level::kNone) return true;
     const auto now = std::chrono::system_clock::now();
-    const std::string audit_id = newAuditId();
+    const AuditId audit_id = newAuditId();
     for (const Stage stage : {Stage::kRequestReceived, Stage::kResponseComplete}) {
       if ((decision.omit_stages & static_cast<StageSet>(stage)) != 0) continue;
-      Event event = makeEvent(exchange, request, decision.level, stage, now, audit_id);
-      for (std::size_t i = 0; i + 1 < backends_.size(); ++i) {
-        ok = backends_[i]->submit(Event(event)) && ok;
-      }
-      ok = backends_.back()->submit(std::move(event)) && ok;
+      const Event event = makeEvent(exchange, request, decision.level, stage, now,
+                                    std::string_view(audit_id.data(), audit_id.size()));
+      for (const auto& backend : backends_) ok = backend->submit(event) && ok;
     }
   } catch (const std::exception& e) {
     SPDLOG_WARN("audit: cannot record {} {}: {}", exchange.method, exchange.target, e.what());

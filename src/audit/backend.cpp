@@ -24,19 +24,21 @@ Backend::Backend(std::string name, std::unique_ptr<EventSink> sink, BatchOptions
 
 Backend::~Backend() { stop(); }
 
-bool Backend::submit(Event&& event) {
+bool Backend::submit(const Event& event) {
   try {
+    std::string text;
+    if (!serialize(event, text)) return batch_.mode != AuditMode::kBlockingStrict;
     if (batch_.mode != AuditMode::kBatch) {
-      std::vector<Event> events;
-      events.push_back(std::move(event));
+      std::vector<std::string> events;
+      events.push_back(std::move(text));
       std::lock_guard lock(deliver_mutex_);
-      const bool written = process(events);
+      const bool written = deliverAll(events);
       return written || batch_.mode == AuditMode::kBlocking;
     }
     {
       std::lock_guard lock(mutex_);
       if (!stopping_ && queue_.size() < batch_.buffer_size) {
-        queue_.push_back(std::move(event));
+        queue_.push_back(std::move(text));
         if (queue_.size() == 1 || queue_.size() >= batch_.max_batch_size) wake_.notify_one();
         return true;
       }
@@ -92,7 +94,7 @@ void Backend::run() {
     }
     throttle(lock);
     const std::size_t count = std::min(queue_.size(), batch_.max_batch_size);
-    std::vector<Event> events;
+    std::vector<std::string> events;
     events.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       events.push_back(std::move(queue_.front()));
@@ -109,7 +111,7 @@ void Backend::run() {
     }
     lock.unlock();
     try {
-      process(events);
+      deliverAll(events);
     } catch (const std::exception& e) {
       SPDLOG_WARN("audit {}: {} events lost: {}", name_, events.size(), e.what());
       metrics_->countAuditDropped(name_, error_reason_, events.size());
@@ -120,38 +122,33 @@ void Backend::run() {
   finished_.notify_all();
 }
 
-bool Backend::process(std::vector<Event>& events) {
-  bool all = true;
-  std::vector<std::string> serialised;
-  serialised.reserve(events.size());
-  for (Event& event : events) {
-    std::string text;
-    sink_->serialize(text, event, true);
-    const auto limit = static_cast<std::size_t>(truncate_.max_event_size);
-    if (truncate_.enabled && text.size() > limit) {
-      if (event.response_object) {
-        event.truncated = true;
-        text.clear();
-        sink_->serialize(text, event, false);
-      }
-      if (text.size() > limit) {
-        metrics_->countAuditDropped(name_, "too_large");
-        SPDLOG_DEBUG("audit {}: an event of {} bytes is over --audit-{}-truncate-max-event-size",
-                     name_, text.size(), name_);
-        all = false;
-        continue;
-      }
-    }
-    serialised.push_back(std::move(text));
+bool Backend::serialize(const Event& event, std::string& text) {
+  sink_->serialize(text, event, true);
+  const auto limit = static_cast<std::size_t>(truncate_.max_event_size);
+  if (!truncate_.enabled || text.size() <= limit) return true;
+  if (event.response_object) {
+    Event trimmed = event;
+    trimmed.truncated = true;
+    text.clear();
+    sink_->serialize(text, trimmed, false);
   }
-  if (serialised.empty()) return all;
-  if (!truncate_.enabled) return deliverBatch(serialised) && all;
+  if (text.size() <= limit) return true;
+  metrics_->countAuditDropped(name_, "too_large");
+  SPDLOG_DEBUG("audit {}: an event of {} bytes is over --audit-{}-truncate-max-event-size", name_,
+               text.size(), name_);
+  return false;
+}
+
+bool Backend::deliverAll(std::vector<std::string>& events) {
+  if (events.empty()) return true;
+  if (!truncate_.enabled) return deliverBatch(events);
   // Split so that no batch passes the batch size (each event alone fits: max event size is at
   // most max batch size).
   const auto batch_limit = static_cast<std::size_t>(truncate_.max_batch_size);
+  bool all = true;
   std::vector<std::string> batch;
   std::size_t size = sink_->batchOverhead();
-  for (std::string& text : serialised) {
+  for (std::string& text : events) {
     if (!batch.empty() && size + text.size() + 1 > batch_limit) {
       all = deliverBatch(batch) && all;
       batch.clear();
@@ -165,7 +162,7 @@ bool Backend::process(std::vector<Event>& events) {
 
 bool Backend::deliverBatch(const std::vector<std::string>& batch) {
   if (sink_->deliver(batch)) {
-    for (std::size_t i = 0; i < batch.size(); ++i) metrics_->countAuditEvent(name_);
+    metrics_->countAuditEvent(name_, batch.size());
     return true;
   }
   metrics_->countAuditDropped(name_, error_reason_, batch.size());

@@ -48,9 +48,10 @@ class Backend {
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
-  // Blocking modes deliver now, on this thread; batch mode queues (or drops, when the buffer is
+  // Serialises the event on this thread (it is a view of the exchange, gone after the call);
+  // blocking modes deliver it now, batch mode queues its text (or drops it, when the buffer is
   // full). False only when blocking-strict could not deliver. Never throws.
-  bool submit(Event&& event);
+  bool submit(const Event& event);
   // Delivers what is queued within stop_limit, drops (and counts) the rest, joins. Idempotent.
   void stop();
 
@@ -59,8 +60,12 @@ class Backend {
 
  private:
   void run();
-  // Serialises, truncates, splits into batches and delivers; true when nothing was lost.
-  bool process(std::vector<Event>& events);
+  // The event's text, without its bodies when it would pass the maximum event size; false (and
+  // counted) when it is still too large.
+  bool serialize(const Event& event, std::string& text);
+  // Splits serialised events into batches under the maximum batch size and delivers them; true
+  // when nothing was lost.
+  bool deliverAll(std::vector<std::string>& events);
   bool deliverBatch(const std::vector<std::string>& batch);
   // Waits for a throttle token; returns early when stopping began meanwhile.
   void throttle(std::unique_lock<std::mutex>& lock);
@@ -78,7 +83,7 @@ class Backend {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable finished_;
-  std::deque<Event> queue_;
+  std::deque<std::string> queue_;  // serialised events
   bool stopping_ = false;
   bool done_ = false;
   std::chrono::steady_clock::time_point stop_deadline_;

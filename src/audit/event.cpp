@@ -25,7 +25,7 @@ void appendOptionalMember(std::string& out, std::string_view name, std::string_v
   if (!value.empty()) appendMember(out, name, value);
 }
 
-void appendStringArray(std::string& out, const std::vector<std::string>& values) {
+void appendStringArray(std::string& out, std::span<const std::string> values) {
   out += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ',';
@@ -149,7 +149,7 @@ Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, 
   event.user = notes.user;
   event.uid = notes.uid;
   event.groups = notes.groups;
-  event.extra = notes.extra;
+  if (!notes.extra.empty()) event.extra = &notes.extra;
   event.source_ip = sourceIp(exchange.remote);
   event.user_agent = exchange.user_agent;
   if (request.info != nullptr && request.info->resource_request) {
@@ -176,14 +176,15 @@ Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, 
   return event;
 }
 
-std::string newAuditId() {
+AuditId newAuditId() {
   thread_local std::mt19937_64 random{std::random_device{}()};
   const std::uint64_t high = (random() & ~std::uint64_t{0xF000}) | 0x4000;  // version 4
   const std::uint64_t low =
       (random() & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);  // variant 10
   // 8-4-4-4-12 hex digits: high's 16, then low's 16 (no snprintf: one per answer).
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string text(36, '-');
+  AuditId text;
+  text.fill('-');
   std::size_t at = 0;
   for (int nibble = 0; nibble < 32; ++nibble) {
     if (at == 8 || at == 13 || at == 18 || at == 23) ++at;
@@ -193,17 +194,17 @@ std::string newAuditId() {
   return text;
 }
 
-std::string sourceIp(std::string_view remote) {
+std::string_view sourceIp(std::string_view remote) {
   if (remote.empty() || remote == "unknown") return "";
   if (remote.front() == '[') {
     const auto close = remote.find(']');
-    return std::string(remote.substr(1, close == std::string_view::npos ? close : close - 1));
+    return remote.substr(1, close == std::string_view::npos ? close : close - 1);
   }
   const auto colon = remote.find(':');
   if (colon != std::string_view::npos && remote.find(':', colon + 1) == std::string_view::npos) {
-    return std::string(remote.substr(0, colon));
+    return remote.substr(0, colon);
   }
-  return std::string(remote);
+  return remote;
 }
 
 std::string microTime(std::chrono::system_clock::time_point time) {
@@ -247,10 +248,10 @@ void appendEventJson(std::string& out, const Event& event, bool with_bodies) {
   appendOptionalMember(out, "uid", event.uid);
   out += ",\"groups\":";
   appendStringArray(out, event.groups);
-  if (!event.extra.empty()) {
+  if (event.extra != nullptr && !event.extra->empty()) {
     out += ",\"extra\":{";
     bool first = true;
-    for (const auto& [key, values] : event.extra) {
+    for (const auto& [key, values] : *event.extra) {
       if (!first) out += ',';
       first = false;
       appendJsonQuoted(out, key);

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,36 +14,37 @@
 
 namespace metrics_adapter::audit {
 
-// One audit.k8s.io/v1 Event before it is written: plain copies of what the exchange said, so a
-// batch backend can queue it and serialise it on its own thread.
+// One audit.k8s.io/v1 Event, as views of the exchange it describes: it lives only during
+// Auditor::record, which serialises it for every backend before the exchange's strings go (a
+// batch backend queues the serialised text). No copies: one is made per answer on the I/O thread.
 struct Event {
   Level level = Level::kMetadata;
   Stage stage = Stage::kResponseComplete;
-  std::string audit_id;
-  std::string request_uri;
-  std::string verb;
-  std::string user;
-  std::string uid;
-  std::vector<std::string> groups;
-  std::map<std::string, std::vector<std::string>> extra;
-  std::string source_ip;  // "" when the connection's address is unknown
-  std::string user_agent;
+  std::string_view audit_id;
+  std::string_view request_uri;
+  std::string_view verb;
+  std::string_view user;
+  std::string_view uid;
+  std::span<const std::string> groups;
+  const std::map<std::string, std::vector<std::string>>* extra = nullptr;  // null: none
+  std::string_view source_ip;  // "" when the connection's address is unknown
+  std::string_view user_agent;
   bool has_object_ref = false;  // resource requests
-  std::string resource;
-  std::string namespace_name;
-  std::string name;
-  std::string api_group;
-  std::string api_version;
-  std::string subresource;
+  std::string_view resource;
+  std::string_view namespace_name;
+  std::string_view name;
+  std::string_view api_group;
+  std::string_view api_version;
+  std::string_view subresource;
   int code = 0;  // 0: no responseStatus (RequestReceived)
   // The answer's body, kept when it is needed: for a failure's Status fields, and at level
   // RequestResponse of a resource request for responseObject.
-  std::string body;
+  std::string_view body;
   bool response_object = false;  // write `body` as responseObject when it is JSON
   std::chrono::system_clock::time_point received;
   std::chrono::system_clock::time_point stage_time;
-  std::string decision;
-  std::string decision_reason;
+  std::string_view decision;
+  std::string_view decision_reason;
   bool truncated = false;  // responseObject dropped to fit --audit-*-truncate-max-event-size
 };
 
@@ -59,12 +62,13 @@ RequestAttributes attributesOf(const server::Exchange& exchange, const ParsedReq
 Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, Level level,
                 Stage stage, std::chrono::system_clock::time_point now, std::string_view audit_id);
 
-// A random (version 4) UUID, as upstream's auditID.
-std::string newAuditId();
+// A random (version 4) UUID, as upstream's auditID: 36 characters.
+using AuditId = std::array<char, 36>;
+AuditId newAuditId();
 
 // The address without its port: "10.0.0.1:5443" -> "10.0.0.1", "[::1]:443" -> "::1"; "" for
-// "unknown" and "".
-std::string sourceIp(std::string_view remote);
+// "unknown" and "". A view of `remote`.
+std::string_view sourceIp(std::string_view remote);
 
 // RFC 3339 with microseconds in UTC: 2024-05-01T10:00:00.123456Z (metav1.MicroTime).
 std::string microTime(std::chrono::system_clock::time_point time);

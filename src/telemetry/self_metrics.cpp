@@ -272,10 +272,11 @@ void SelfMetrics::countObjectWatch(std::string_view end) {
   impl_->object_watches.Add({{"end", text(end)}}).Increment();
 }
 
-void SelfMetrics::countAuditEvent(std::string_view backend) {
-  if (backend == "log") return impl_->audit_log_events.Increment();
-  if (backend == "webhook") return impl_->audit_webhook_events.Increment();
-  impl_->audit_events.Add({{"backend", text(backend)}}).Increment();
+void SelfMetrics::countAuditEvent(std::string_view backend, std::size_t count) {
+  const auto events = static_cast<double>(count);
+  if (backend == "log") return impl_->audit_log_events.Increment(events);
+  if (backend == "webhook") return impl_->audit_webhook_events.Increment(events);
+  impl_->audit_events.Add({{"backend", text(backend)}}).Increment(events);
 }
 
 void SelfMetrics::countAuditDropped(std::string_view backend, std::string_view reason,

@@ -70,7 +70,7 @@ class SelfMetrics {
   // to the backend and written or sent; an event lost, by `reason`: "buffer_full" (batch mode's
   // buffer was full), "too_large" (over the truncate limit even without its bodies),
   // "write_error" (the file could not be written) or "send_error" (the webhook gave up).
-  void countAuditEvent(std::string_view backend);
+  void countAuditEvent(std::string_view backend, std::size_t count = 1);
   void countAuditDropped(std::string_view backend, std::string_view reason, std::size_t count = 1);
 
   // The text exposition format 0.0.4 of every metric.

@@ -45,7 +45,8 @@ class GatedSink : public EventSink {
   std::shared_ptr<State> state_;
 };
 
-Event eventNamed(const std::string& uri) {
+// `uri` must outlive the event (a view).
+Event eventNamed(std::string_view uri) {
   Event event;
   event.audit_id = "id";
   event.request_uri = uri;
@@ -70,7 +71,10 @@ TEST(BackendTest, FullBufferDropsAndCountsWithoutBlocking) {
     state->changed.wait(lock, [&] { return state->waiting == 1; });
   }
   const auto started = std::chrono::steady_clock::now();
-  for (int i = 1; i <= 8; ++i) EXPECT_TRUE(backend.submit(eventNamed("/" + std::to_string(i))));
+  for (int i = 1; i <= 8; ++i) {
+    const std::string uri = "/" + std::to_string(i);
+    EXPECT_TRUE(backend.submit(eventNamed(uri)));
+  }
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(500));
   const std::string dropped =
       R"(metrics_adapter_audit_events_dropped_total{backend="webhook",reason="buffer_full"})";
@@ -108,15 +112,17 @@ TEST(BackendTest, TruncationDropsBodiesThenEventsAndSplitsBatches) {
   with_body.has_object_ref = true;
   with_body.resource = "pods";
   with_body.response_object = true;
-  with_body.body = R"({"items":")" + std::string(2000, 'a') + R"("})";
-  Event too_large = eventNamed("/" + std::string(1000, 'b'));
+  const std::string body = R"({"items":")" + std::string(2000, 'a') + R"("})";
+  with_body.body = body;
+  const std::string long_uri = "/" + std::string(1000, 'b');
+  const Event too_large = eventNamed(long_uri);
   const Event small = eventNamed("/small");
   std::string small_text;
   appendEventJson(small_text, small);
   ASSERT_LT(small_text.size() * 3 + 3, 1000u);  // three small events fit one batch
-  EXPECT_TRUE(backend.submit(std::move(with_body)));
-  EXPECT_TRUE(backend.submit(std::move(too_large)));
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(backend.submit(Event(small)));
+  EXPECT_TRUE(backend.submit(with_body));
+  EXPECT_TRUE(backend.submit(too_large));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(backend.submit(small));
   backend.stop();
   std::vector<std::size_t> sizes;
   std::vector<nlohmann::json> events;

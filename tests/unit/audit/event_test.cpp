@@ -223,7 +223,8 @@ TEST(LegacyLineTest, MatchesUpstreamsFormat) {
   event.source_ip = "10.0.0.1";
   event.verb = "get";
   event.user = "bob";
-  event.groups = {"g1", "g\"2"};
+  const std::vector<std::string> groups = {"g1", "g\"2"};
+  event.groups = groups;
   event.user_agent = "kubectl";
   event.namespace_name = "default";
   event.request_uri = "/apis/x";
@@ -235,10 +236,10 @@ TEST(LegacyLineTest, MatchesUpstreamsFormat) {
             R"(method="get" user="bob" groups="\"g1\",\"g\\\"2\"" as="<self>" )"
             R"(asgroups="<lookup>" user-agent="kubectl" namespace="default" uri="/apis/x" )"
             R"(response="403")");
-  event.user.clear();
+  event.user = "";
   event.code = 0;
-  event.source_ip.clear();
-  event.namespace_name.clear();
+  event.source_ip = "";
+  event.namespace_name = "";
   const std::string line = legacyEventLine(event);
   EXPECT_NE(line.find(R"(ip="<unknown>")"), std::string::npos);
   EXPECT_NE(line.find(R"(user="<none>" groups="<none>")"), std::string::npos);
