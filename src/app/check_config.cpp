@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "app/backend_pool.h"
+#include "app/forecast_sampling_check.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"
@@ -470,7 +471,12 @@ int runCheckConfig(std::span<const std::string> args, std::ostream& out, std::os
     try {
       auto backends = toolBackends(config, options.shared.prometheus, prometheus);
       if (!config.backends.empty()) out << "backends: " << describeBackends(*backends) << "\n";
-      relisted = relistOnce(withBackends(rule_set, std::move(backends)), options.shared.relist);
+      relisted = relistOnce(withBackends(rule_set, backends), options.shared.relist);
+      if (options.use_prometheus && !config.forecast_rules.empty()) {
+        const std::vector<std::string> sampling =
+            forecastSamplingWarnings(config, *backends, options.shared.query_timeout);
+        warnings.insert(warnings.end(), sampling.begin(), sampling.end());
+      }
     } catch (const std::invalid_argument& e) {
       err << "check-config: " << e.what() << "\n";
       return 1;

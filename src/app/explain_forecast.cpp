@@ -1,7 +1,10 @@
 #include "app/explain_forecast.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 #include "metrics_adapter/forecast/forecast_service.h"
@@ -23,6 +26,25 @@ void printForecastRule(std::ostream& out, const config::ForecastRule& rule) {
     out << (i ? ", " : "") << rule.namespaces[i];
   }
   out << "\n";
+}
+
+std::string percentText(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << fraction * 100 << " %";
+  return text.str();
+}
+
+// The series' own spacing, and a warning when the rule's step is finer than the data.
+void printSampling(std::ostream& out, const config::ForecastRule& rule,
+                   const forecast::Sampling& sampling) {
+  if (sampling.samples == 0) return;
+  out << "      sampling: " << forecast::samplingText(sampling, rule.step.count()) << "\n";
+  if (sampling.spacing_steps > 1) {
+    out << "      warning: step " << rule.step.count() << "s is finer than the data (a new value "
+        << "every " << sampling.spacing_steps * static_cast<std::size_t>(rule.step.count())
+        << "s): the forecast counts one independent value per sample\n";
+  }
 }
 
 }  // namespace
@@ -64,11 +86,18 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
   for (const forecast::SeriesForecast& series : forecasts->series) {
     const bool selected = promql::matches(selector, series.labels);
     served += selected ? 1 : 0;
+    const forecast::Forecast& chosen = series.forecast;
     out << "  " << forecast::labelSetText(series.labels) << (selected ? "" : " (not selected)")
-        << ": latest " << series.latest << ", serves " << series.forecast.maximum << " ("
-        << (series.forecast.method == forecast::Method::kSeasonal ? "forecast max over the horizon"
-                                                                  : "the latest value: reactive")
-        << "); " << series.forecast.why << "\n";
+        << ": latest " << series.latest << ", serves " << chosen.maximum << " ("
+        << forecast::methodTitle(chosen.method) << ", max over the horizon, never below the latest"
+        << "); " << chosen.why << "\n";
+    printSampling(out, rule, chosen.sampling);
+    for (const forecast::MethodScore& score : chosen.scores) {
+      out << "      " << forecast::methodTitle(score.method) << ": MAPE " << percentText(score.mape)
+          << ", under-forecast " << percentText(score.under_forecast_ratio) << " over "
+          << score.points << " steps" << (score.method == chosen.method ? " <- serves" : "")
+          << "\n";
+    }
   }
   out << "answer: 200: " << served << " items\n";
   return 0;

@@ -131,6 +131,16 @@ forecast::GridHistory fetchReplayHistory(prometheus::PrometheusApi& prometheus,
                                     chunk_points);
 }
 
+// The simple method with the lowest MAPE on the replayed steps; null when none was replayed.
+const forecast::BaselineReplay* bestBaseline(const forecast::ObservedSeries& series) {
+  const forecast::BaselineReplay* best = nullptr;
+  for (const forecast::BaselineReplay& baseline : series.baselines) {
+    if (baseline.replay.points.empty()) continue;
+    if (best == nullptr || baseline.replay.mape < best->replay.mape) best = &baseline;
+  }
+  return best;
+}
+
 std::string backtestReport(const forecast::ObserverPageData& replay, bool json) {
   std::size_t points = 0;
   double weighted_mape = 0;
@@ -143,12 +153,31 @@ std::string backtestReport(const forecast::ObserverPageData& replay, bool json) 
     weighted_mape += result.mape * static_cast<double>(result.points.size());
     weighted_under += result.under_forecast_ratio * static_cast<double>(result.points.size());
     leads.insert(leads.end(), result.lead_times_seconds.begin(), result.lead_times_seconds.end());
+    Json baselines = Json::object();
+    const forecast::BaselineReplay* best = bestBaseline(one);
+    for (const forecast::BaselineReplay& baseline : one.baselines) {
+      baselines[std::string(forecast::methodKey(baseline.method))] = {
+          {"mape", baseline.replay.mape},
+          {"underForecastRatio", baseline.replay.under_forecast_ratio},
+          {"leadTimeSeconds", optionalNumber(baseline.replay.lead_time_seconds)},
+          {"points", baseline.replay.points.size()}};
+    }
+    Json served_steps = Json::object();
+    for (const auto& [method, steps] : one.served_steps) {
+      served_steps[std::string(forecast::methodKey(method))] = steps;
+    }
     series.push_back({{"labels", labelsJson(one.labels)},
                       {"mape", result.mape},
                       {"underForecastRatio", result.under_forecast_ratio},
                       {"leadTimeSeconds", optionalNumber(result.lead_time_seconds)},
                       {"crossings", result.lead_times_seconds.size()},
                       {"points", result.points.size()},
+                      {"method", forecast::methodKey(one.method)},
+                      {"why", one.why},
+                      {"sampling", one.sampling},
+                      {"servedSteps", std::move(served_steps)},
+                      {"baselines", std::move(baselines)},
+                      {"bestBaseline", best ? Json(forecast::methodKey(best->method)) : Json()},
                       {"model", one.why}});
   }
   const double mape = points ? weighted_mape / static_cast<double>(points) : 0;
@@ -180,7 +209,14 @@ std::string backtestReport(const forecast::ObserverPageData& replay, bool json) 
          << " %, under " << one.replay.under_forecast_ratio * 100 << " %";
     if (one.replay.lead_time_seconds)
       text << ", lead " << *one.replay.lead_time_seconds / 60 << " min";
-    text << "; " << one.why << "\n";
+    text << "; serves " << forecast::methodTitle(one.method) << "\n    " << one.why << "\n";
+    if (!one.sampling.empty()) text << "    sampling: " << one.sampling << "\n";
+    text << "    baselines on the same steps:";
+    for (const forecast::BaselineReplay& baseline : one.baselines) {
+      text << " " << forecast::methodTitle(baseline.method) << " " << baseline.replay.mape * 100
+           << " %;";
+    }
+    text << "\n";
   }
   return text.str();
 }

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
 
 namespace metrics_adapter::forecast {
 namespace {
@@ -28,12 +27,6 @@ double baselineLatest(std::span<const float> history) {
 std::vector<double> baselineConstant(double value, int horizon_steps) {
   return std::vector<double>(static_cast<std::size_t>(std::max(0, horizon_steps)) + 1, value);
 }
-
-struct HoltWintersParameters {
-  double alpha = 0;  // level
-  double beta = 0;   // trend
-  double gamma = 0;  // season
-};
 
 // The state after a pass over the history, and the sum of squared one-step errors.
 struct HoltWintersState {
@@ -113,34 +106,99 @@ std::vector<double> seasonalNaive(std::span<const float> history, std::chrono::s
   return values;
 }
 
-std::vector<double> holtWinters(std::span<const float> history, std::chrono::seconds step,
-                                std::chrono::seconds season, int horizon_steps) {
+HoltWintersParameters fitHoltWinters(std::span<const float> history, std::chrono::seconds step,
+                                     std::chrono::seconds season) {
   const std::size_t period = baselineSeasonSteps(step, season);
-  const double latest = baselineLatest(history);
-  std::vector<double> values = baselineConstant(latest, horizon_steps);
-  if (period == 0 || history.size() < 2 * period) return values;
+  HoltWintersParameters best_parameters;
+  if (period == 0 || history.size() < 2 * period) return best_parameters;
   const HoltWintersState start = holtWintersStart(history, period);
-  if (!std::isfinite(start.level)) return values;
-
+  if (!std::isfinite(start.level)) return best_parameters;
   constexpr std::array kAlphas{0.05, 0.2, 0.5, 0.8};
   constexpr std::array kBetas{0.0, 0.01, 0.1};
   constexpr std::array kGammas{0.05, 0.2, 0.5};
-  std::optional<HoltWintersState> best;
+  double best_errors = std::numeric_limits<double>::infinity();
   for (const double alpha : kAlphas) {
     for (const double beta : kBetas) {
       for (const double gamma : kGammas) {
-        HoltWintersState state = holtWintersRun(history, period, start, {alpha, beta, gamma});
-        if (!best || state.squared_errors < best->squared_errors) best = std::move(state);
+        const HoltWintersParameters parameters{alpha, beta, gamma};
+        const double errors = holtWintersRun(history, period, start, parameters).squared_errors;
+        if (errors < best_errors) {
+          best_errors = errors;
+          best_parameters = parameters;
+        }
       }
     }
   }
+  return best_parameters;
+}
+
+std::vector<double> holtWintersWith(std::span<const float> history, std::chrono::seconds step,
+                                    std::chrono::seconds season, int horizon_steps,
+                                    const HoltWintersParameters& parameters) {
+  const std::size_t period = baselineSeasonSteps(step, season);
+  std::vector<double> values = baselineConstant(baselineLatest(history), horizon_steps);
+  if (period == 0 || history.size() < 2 * period) return values;
+  const HoltWintersState start = holtWintersStart(history, period);
+  if (!std::isfinite(start.level)) return values;
+  const HoltWintersState state = holtWintersRun(history, period, start, parameters);
   // Season slot of history index i is (i - period) % period == i % period.
   const std::size_t last = history.size() - 1;
   for (std::size_t h = 0; h < values.size(); ++h) {
     values[h] =
-        best->level + static_cast<double>(h) * best->trend + best->season[(last + h) % period];
+        state.level + static_cast<double>(h) * state.trend + state.season[(last + h) % period];
   }
   return values;
+}
+
+std::vector<double> holtWintersServed(std::span<const float> history, std::chrono::seconds step,
+                                      std::chrono::seconds season, int horizon_steps,
+                                      const HoltWintersParameters& parameters, std::size_t first) {
+  const std::size_t period = baselineSeasonSteps(step, season);
+  const auto horizon = static_cast<std::size_t>(std::max(0, horizon_steps));
+  const std::size_t n = history.size();
+  std::vector<double> served(n > first ? n - first : 0, kBaselineNaN);
+  double latest = kBaselineNaN;
+  const bool seasonal = period > 0 && n >= 2 * period;
+  HoltWintersState state;
+  if (seasonal) state = holtWintersStart(history, period);
+  const bool started = seasonal && std::isfinite(state.level);
+  std::size_t phase = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = history[i];
+    if (std::isfinite(x)) latest = x;
+    // The same update as holtWintersRun, one index at a time.
+    if (started && i >= period) {
+      double& slot = state.season[phase];
+      const double previous_level = state.level;
+      if (std::isfinite(x)) {
+        state.level =
+            parameters.alpha * (x - slot) + (1 - parameters.alpha) * (previous_level + state.trend);
+        state.trend =
+            parameters.beta * (state.level - previous_level) + (1 - parameters.beta) * state.trend;
+        slot = parameters.gamma * (x - state.level) + (1 - parameters.gamma) * slot;
+      } else {
+        state.level = previous_level + state.trend;
+      }
+      if (++phase == period) phase = 0;
+    }
+    if (i < first) continue;
+    double value = latest;
+    if (started && i + 1 >= 2 * period) {
+      for (std::size_t h = 0; h <= horizon; ++h) {
+        const double forecast =
+            state.level + static_cast<double>(h) * state.trend + state.season[(i + h) % period];
+        if (std::isfinite(forecast) && !(forecast <= value)) value = forecast;
+      }
+    }
+    served[i - first] = value;
+  }
+  return served;
+}
+
+std::vector<double> holtWinters(std::span<const float> history, std::chrono::seconds step,
+                                std::chrono::seconds season, int horizon_steps) {
+  return holtWintersWith(history, step, season, horizon_steps,
+                         fitHoltWinters(history, step, season));
 }
 
 }  // namespace metrics_adapter::forecast

@@ -83,8 +83,13 @@ std::optional<double> latestValue(const std::vector<float>& values, std::size_t 
   return std::nullopt;
 }
 
+using Selectors = std::map<std::map<std::string, std::string>, SelectingForecaster>;
+
+// The forecasts at the history's end, each series by its own selected method; `selectors` keeps
+// each series' selection from one refresh to the next (only the series still there are kept).
 std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule& rule,
-                                                      const GridHistory& history) {
+                                                      const GridHistory& history,
+                                                      Selectors& selectors) {
   auto result = std::make_shared<RuleForecasts>();
   result->rule = rule;
   const auto last_step = static_cast<std::int64_t>(history.length > 0 ? history.length - 1 : 0);
@@ -92,15 +97,25 @@ std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule
   const int horizon_steps = static_cast<int>(rule.horizon / rule.step);
   const std::size_t lookback =
       std::max<std::size_t>(5, static_cast<std::size_t>(kSeriesLookback / rule.step));
+  const std::int64_t last_grid_step =
+      std::chrono::duration_cast<seconds>(result->computed_at.time_since_epoch()) / rule.step;
+  Selectors kept;
   for (const GridSeries& series : history.series) {
     const std::optional<double> latest = latestValue(series.values, lookback);
     if (!latest) continue;
-    Forecast forecast = forecastAhead(series.values, rule.step, horizon_steps,
-                                      ModelOptions{.quantile = rule.quantile});
+    auto found = selectors.find(series.labels);
+    auto [selector, added] = kept.try_emplace(
+        series.labels,
+        found != selectors.end()
+            ? std::move(found->second)
+            : SelectingForecaster(rule.step, horizon_steps, ModelOptions{.quantile = rule.quantile},
+                                  series.labels));
+    Forecast forecast = selector->second.forecast(series.values, last_grid_step);
     if (!std::isfinite(forecast.maximum)) continue;
     result->series.push_back(SeriesForecast{
         .labels = series.labels, .forecast = std::move(forecast), .latest = *latest});
   }
+  selectors = std::move(kept);
   return result;
 }
 
@@ -117,6 +132,7 @@ struct ForecastService::RuleState {
 
   const config::ForecastRule rule;
   Clock::time_point next_due{};  // only refresh() reads and writes it
+  Selectors selectors;           // likewise
   mutable std::mutex mutex;      // guards what follows
   GridHistory history;
   std::shared_ptr<const RuleForecasts> forecasts;
@@ -193,7 +209,7 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
       moveWindow(history, start, length);
       mergeRecent(history, recent);
     }
-    auto forecasts = computeForecasts(rule, history);
+    auto forecasts = computeForecasts(rule, history, state.selectors);
     std::lock_guard lock(state.mutex);
     state.history = std::move(history);
     state.forecasts = std::move(forecasts);

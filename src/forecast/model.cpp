@@ -56,6 +56,42 @@ std::string modelPeriodName(std::chrono::seconds period) {
   return fmt::format("rhythm ({}s)", period.count());
 }
 
+}  // namespace
+
+std::string_view methodKey(Method method) {
+  switch (method) {
+    case Method::kSeasonal:
+      return "model";
+    case Method::kLatestValue:
+      return "latestValue";
+    case Method::kSeasonalNaiveDay:
+      return "seasonalNaive1d";
+    case Method::kSeasonalNaiveWeek:
+      return "seasonalNaive7d";
+    case Method::kHoltWinters:
+      return "holtWinters";
+  }
+  return "latestValue";
+}
+
+std::string_view methodTitle(Method method) {
+  switch (method) {
+    case Method::kSeasonal:
+      return "rhythm model";
+    case Method::kLatestValue:
+      return "latest value";
+    case Method::kSeasonalNaiveDay:
+      return "seasonal naive (1d)";
+    case Method::kSeasonalNaiveWeek:
+      return "seasonal naive (7d)";
+    case Method::kHoltWinters:
+      return "Holt-Winters (1d season)";
+  }
+  return "latest value";
+}
+
+namespace {
+
 Forecast modelLatestValue(double latest, int horizon, std::string why) {
   Forecast forecast;
   forecast.method = Method::kLatestValue;
@@ -244,12 +280,16 @@ Forecast forecastAhead(std::span<const float> history, std::chrono::seconds step
   std::vector<double> sds(h_steps + 1);
   // The expected maximum of the demand over [t, t + horizon] seen from t: the profile plus
   // `level_at_t` at every step, each with its noise.
+  // Only one step per sample of the series is an independent value: a 5-minute sample repeated
+  // over 5 grid steps is one draw of the noise, not five.
+  const std::size_t spacing = std::max<std::size_t>(1, options.sample_spacing_steps);
   const auto served = [&](std::size_t t, double level_at_t) {
-    for (std::size_t h = 0; h <= h_steps; ++h) {
-      means[h] = profile[t + h - first] + level_at_t;
-      sds[h] = non_negative ? noise * std::max(0.0, means[h]) : noise;
+    std::size_t count = 0;
+    for (std::size_t h = 0; h <= h_steps; h += spacing, ++count) {
+      means[count] = profile[t + h - first] + level_at_t;
+      sds[count] = non_negative ? noise * std::max(0.0, means[count]) : noise;
     }
-    return expectedMaximum(means, sds);
+    return expectedMaximum(std::span(means).first(count), std::span(sds).first(count));
   };
 
   // The errors the served value would have had at recent times t, each with the level known at

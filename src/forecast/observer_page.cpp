@@ -578,6 +578,44 @@ void appendObserverRow(std::string& out, std::string_view name, std::string_view
   out += "</td></tr>\n";
 }
 
+// Ours beside each simple method on the same replayed steps; the best simple method marked.
+void appendObserverBaselines(std::string& out, const ObservedSeries& series) {
+  if (series.baselines.empty()) return;
+  const BaselineReplay* best = nullptr;
+  for (const BaselineReplay& baseline : series.baselines) {
+    if (!baseline.replay.points.empty() && (!best || baseline.replay.mape < best->replay.mape)) {
+      best = &baseline;
+    }
+  }
+  const auto lead_text = [](const BacktestResult& replay) {
+    return replay.lead_time_seconds ? observerFixed(*replay.lead_time_seconds / 60, 1) + " min"
+                                    : std::string("n/a");
+  };
+  out += R"(<table class="baselines"><tr><th>method (same steps)</th><th>MAPE</th>)"
+         "<th>under-forecast</th><th>median lead</th></tr>\n";
+  const auto row = [&](std::string_view key, const std::string& name, const BacktestResult& replay,
+                       bool marked) {
+    out += R"(<tr data-method=")";
+    out += key;
+    out += marked ? R"(" class="mark"><td>)" : R"("><td>)";
+    appendObserverEscaped(out, name);
+    out += "</td><td>";
+    appendObserverEscaped(out, observerPercent(replay.mape));
+    out += "</td><td>";
+    appendObserverEscaped(out, observerPercent(replay.under_forecast_ratio));
+    out += "</td><td>";
+    appendObserverEscaped(out, lead_text(replay));
+    out += "</td></tr>\n";
+  };
+  row("served", "served (ours)", series.replay, true);
+  for (const BaselineReplay& baseline : series.baselines) {
+    std::string name(methodTitle(baseline.method));
+    if (&baseline == best) name += " (best simple method)";
+    row(methodKey(baseline.method), name, baseline.replay, false);
+  }
+  out += "</table>\n";
+}
+
 void appendObserverSeries(std::string& out, const ObserverPageData& data,
                           const ObservedSeries& series, std::optional<double> target) {
   out += R"(<section class="series">)";
@@ -653,9 +691,23 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
     peaks += "</span>";
     appendObserverRow(out, "Peak replicas", peaks);
   }
-  appendObserverRow(out, "Model",
+  appendObserverRow(out, "Serves now",
+                    "<span data-method=\"" + std::string(methodKey(series.method)) + "\">" +
+                        observerEscaped(std::string(methodTitle(series.method))) + "</span>");
+  appendObserverRow(out, "Why",
                     series.why.empty() ? std::string("&#8212;") : observerEscaped(series.why));
+  if (!series.sampling.empty())
+    appendObserverRow(out, "Sampling", observerEscaped(series.sampling));
+  if (!series.served_steps.empty()) {
+    std::string served;
+    for (const auto& [method, steps] : series.served_steps) {
+      if (!served.empty()) served += ", ";
+      served += std::string(methodTitle(method)) + " " + std::to_string(steps);
+    }
+    appendObserverRow(out, "Replayed steps served by", observerEscaped(served));
+  }
   out += "</table>\n";
+  appendObserverBaselines(out, series);
 
   if (points.empty()) {
     out += R"(<p class="empty">No replayed points for this series: too little history, or )"
@@ -713,6 +765,10 @@ h3{font-size:14px;margin:16px 0 2px;color:#333}
 table.figures{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
 table.figures th{text-align:left;font-weight:500;color:#555;padding:2px 16px 2px 0}
 table.figures td{padding:2px 0;font-variant-numeric:tabular-nums}
+table.baselines{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
+table.baselines th,table.baselines td{text-align:left;padding:2px 16px 2px 0;font-variant-numeric:tabular-nums}
+table.baselines th{font-weight:500;color:#555}
+table.baselines tr.mark td{font-weight:600}
 svg.chart{width:100%;height:auto;display:block}
 svg.chart .grid{stroke:#e6e9ef;stroke-width:1}
 svg.chart .axis{stroke:#9aa3af;stroke-width:1}

@@ -4,9 +4,57 @@
 #include <cstdint>
 #include <utility>
 
+#include "forecast/rhythm.h"
 #include "metrics_adapter/forecast/backtest.h"
+#include "metrics_adapter/forecast/baselines.h"
+#include "metrics_adapter/forecast/sampling.h"
+#include "metrics_adapter/forecast/selection.h"
 
 namespace metrics_adapter::forecast {
+namespace {
+
+// Holt-Winters as the replay compares with it: its parameters fitted once per selection period
+// (the grid search is 36 passes over the history) and one pass at every step.
+Forecaster replayHoltWinters(std::chrono::seconds step) {
+  struct Fit {
+    std::size_t steps_since = 0;
+    bool fitted = false;
+    HoltWintersParameters parameters;
+  };
+  auto fit = std::make_shared<Fit>();
+  const auto period = static_cast<std::size_t>(std::max<std::int64_t>(1, kSelectionPeriod / step));
+  return [step, fit, period](std::span<const float> history, int horizon_steps) {
+    if (!fit->fitted || ++fit->steps_since >= period) {
+      fit->parameters = fitHoltWinters(history, step, rhythm::kDay);
+      fit->fitted = true;
+      fit->steps_since = 0;
+    }
+    return holtWintersWith(history, step, rhythm::kDay, horizon_steps, fit->parameters);
+  };
+}
+
+std::vector<BaselineReplay> replayBaselines(std::span<const float> values, std::size_t first,
+                                            const BacktestOptions& options) {
+  const std::chrono::seconds step = options.step;
+  std::vector<BaselineReplay> baselines;
+  baselines.push_back({Method::kLatestValue,
+                       backtest(values, first, options, [step](std::span<const float> h, int n) {
+                         return seasonalNaive(h, step, std::chrono::seconds{0}, n);
+                       })});
+  baselines.push_back({Method::kSeasonalNaiveDay,
+                       backtest(values, first, options, [step](std::span<const float> h, int n) {
+                         return seasonalNaive(h, step, rhythm::kDay, n);
+                       })});
+  baselines.push_back({Method::kSeasonalNaiveWeek,
+                       backtest(values, first, options, [step](std::span<const float> h, int n) {
+                         return seasonalNaive(h, step, rhythm::kWeek, n);
+                       })});
+  baselines.push_back(
+      {Method::kHoltWinters, backtest(values, first, options, replayHoltWinters(step))});
+  return baselines;
+}
+
+}  // namespace
 
 ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHistory& history,
                                std::size_t replay_steps, std::optional<double> threshold,
@@ -16,11 +64,16 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
   const std::size_t replayable =
       history.length > static_cast<std::size_t>(horizon_steps) ? history.length - horizon_steps : 0;
   const std::size_t first = replayable > replay_steps ? replayable - replay_steps : 0;
+  const auto history_steps = static_cast<std::size_t>(rule.history / rule.step);
   const BacktestOptions options{.step = rule.step,
                                 .horizon_steps = horizon_steps,
-                                .history_steps = static_cast<std::size_t>(rule.history / rule.step),
+                                .history_steps = history_steps,
                                 .threshold = threshold};
-  const Forecaster forecaster = modelForecaster(rule.step, ModelOptions{.quantile = rule.quantile});
+  const ModelOptions model_options{.quantile = rule.quantile};
+  // The grid step of index 0, for the selection's hour (the same one the service uses).
+  const std::int64_t origin_step =
+      std::chrono::duration_cast<std::chrono::seconds>(history.start.time_since_epoch()) /
+      rule.step;
 
   ObserverPageData page;
   page.rule = rule.name;
@@ -31,10 +84,27 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
   for (const GridSeries& series : history.series) {
     ObservedSeries observed;
     observed.labels = series.labels;
-    observed.replay = backtest(series.values, first, options, forecaster);
-    observed.why = forecastAhead(series.values, rule.step, horizon_steps,
-                                 ModelOptions{.quantile = rule.quantile})
-                       .why;
+    const std::span<const float> values = series.values;
+    SelectingForecaster selector(rule.step, horizon_steps, model_options, series.labels);
+    // backtest hands the forecaster a window of `values`; where it ends says which step it is.
+    observed.replay =
+        backtest(values, first, options, [&](std::span<const float> window, int /*horizon*/) {
+          const auto t =
+              static_cast<std::int64_t>(window.data() - values.data() + window.size()) - 1;
+          Forecast forecast = selector.forecast(window, origin_step + t);
+          ++observed.served_steps[forecast.method];
+          return std::move(forecast.values);
+        });
+    observed.baselines = replayBaselines(values, first, options);
+    // What serves now: the forecast at the history's end, as the service makes it.
+    const std::size_t begin = values.size() > history_steps ? values.size() - history_steps : 0;
+    const Forecast now = selector.forecast(
+        values.subspan(begin), origin_step + static_cast<std::int64_t>(values.size()) - 1);
+    observed.method = now.method;
+    observed.why = now.why;
+    if (selector.selection()) {
+      observed.sampling = samplingText(selector.selection()->sampling, rule.step.count());
+    }
     page.series.push_back(std::move(observed));
   }
   return page;

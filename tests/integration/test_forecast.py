@@ -213,7 +213,15 @@ class ServedForecastTest(unittest.TestCase):
                  for w in WORKLOADS if 'workload="%s"' % w in l}
         self.assertIn("the latest value", lines["new"])
         self.assertIn("days of history", lines["new"])
-        self.assertIn("forecast max over the horizon", lines["ramp-soon"])
+        # The ramp's series is served by a method that saw the ramp yesterday, chosen on its own
+        # replayed steps, with every candidate's figures listed after it.
+        self.assertNotIn("(latest value,", lines["ramp-soon"])
+        self.assertIn("max over the horizon, never below the latest", lines["ramp-soon"])
+        self.assertIn("the lowest error of", lines["ramp-soon"])
+        block = result.stdout.split(lines["ramp-soon"], 1)[1].split("\n  {", 1)[0]
+        self.assertRegex(block, r"latest value: MAPE \d+\.\d %, under-forecast")
+        self.assertRegex(block, r"<- serves")
+        self.assertRegex(block, r"sampling: a new value every 1 step \(1m\)")
 
 
 class TwoReplicasTest(unittest.TestCase):
@@ -261,6 +269,20 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(ramp["crossings"], 1)
         self.assertGreaterEqual(ramp["leadTimeSeconds"], 300)
         self.assertLessEqual(ramp["leadTimeSeconds"], HORIZON + STEP)
+        # The simple methods on the same steps: served is never worse than the best of them, and
+        # the latest value (a reactive HPA) never leads.
+        baselines = ramp["baselines"]
+        self.assertEqual(set(baselines),
+                         {"latestValue", "seasonalNaive1d", "seasonalNaive7d", "holtWinters"})
+        for name, figures in baselines.items():
+            self.assertEqual(figures["points"], ramp["points"], name)
+            self.assertLessEqual(ramp["mape"], figures["mape"] + 1e-9, name)
+        self.assertLessEqual(baselines["latestValue"]["leadTimeSeconds"], 0)
+        self.assertEqual(ramp["bestBaseline"],
+                         min(baselines, key=lambda name: baselines[name]["mape"]))
+        self.assertNotEqual(ramp["method"], "latestValue")
+        self.assertEqual(sum(ramp["servedSteps"].values()), ramp["points"])
+        self.assertIn("a new value every 1 step", ramp["sampling"])
 
     def test_backtest_text(self):
         result = self.run_forecast("backtest", "--days", "1")
@@ -278,12 +300,34 @@ class CommandLineTest(unittest.TestCase):
                 html = f.read()
             browser.check_html(html)
             self.assertIn(RAMP_RULE, html)
+            # Ours beside each simple method, and what serves.
+            self.assertIn('<table class="baselines">', html)
+            for key in ("served", "latestValue", "seasonalNaive1d", "seasonalNaive7d",
+                        "holtWinters"):
+                self.assertIn('<tr data-method="%s"' % key, html)
+            self.assertIn("(best simple method)", html)
+            self.assertRegex(html, r'Serves now</th><td><span data-method="\w+">')
             png = os.path.join(directory, "observer.png")
             browser.render_png(page, png)
             stats = browser.png_stats(png)
             summary = {k: stats[k] for k in ("width", "height", "colours", "non_white_share")}
             self.assertGreater(stats["colours"], 3, summary)
             self.assertGreater(stats["non_white_share"], 0.01, summary)
+
+    def test_check_config_warns_when_the_step_is_finer_than_the_data(self):
+        # The history holds a sample every 30 s: a 10 s step repeats each one three times.
+        path = os.path.join(PROCS.workdir, "fine-step.yaml")
+        with open(path, "w") as f:
+            f.write(CONFIG + "- name: fine_forecast\n  query: sum by (workload) (gpu_demand)\n"
+                    "  step: 10s\n  horizon: 60s\n")
+        result = subprocess.run([ARGS.binary, "check-config", path, "--prometheus-url",
+                                 PROMETHEUS.url], capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        warnings = [line for line in result.stdout.splitlines() if "finer than the data" in line]
+        self.assertEqual(len(warnings), 1, result.stdout)
+        self.assertIn("forecastRules[2] (fine_forecast): step 10s is finer than the data",
+                      warnings[0])
+        self.assertIn("every 30s at the widest", warnings[0])
 
     def test_bad_words_name_the_problem(self):
         result = subprocess.run([ARGS.binary, "forecast", "backtest", "--config", CONFIG_PATH,

@@ -18,4 +18,28 @@ std::vector<double> seasonalNaive(std::span<const float> history, std::chrono::s
 std::vector<double> holtWinters(std::span<const float> history, std::chrono::seconds step,
                                 std::chrono::seconds season, int horizon_steps);
 
+// Holt-Winters' smoothing parameters: the grid search is 36 passes over the history, so callers
+// that forecast at every step fit them once in a while and run one pass with them.
+struct HoltWintersParameters {
+  double alpha = 0.2;  // level
+  double beta = 0.01;  // trend
+  double gamma = 0.2;  // season
+  bool operator==(const HoltWintersParameters&) const = default;
+};
+
+// The grid search's best parameters for `history` (the defaults when shorter than two seasons).
+HoltWintersParameters fitHoltWinters(std::span<const float> history, std::chrono::seconds step,
+                                     std::chrono::seconds season);
+
+// What holtWintersWith(history.first(t + 1), ...) serves (the maximum of its values, at least the
+// latest value) for every t in [first, history.size()), in one pass; NaN where nothing is known.
+std::vector<double> holtWintersServed(std::span<const float> history, std::chrono::seconds step,
+                                      std::chrono::seconds season, int horizon_steps,
+                                      const HoltWintersParameters& parameters, std::size_t first);
+
+// holtWinters with fixed parameters: one pass over the history.
+std::vector<double> holtWintersWith(std::span<const float> history, std::chrono::seconds step,
+                                    std::chrono::seconds season, int horizon_steps,
+                                    const HoltWintersParameters& parameters);
+
 }  // namespace metrics_adapter::forecast

@@ -13,6 +13,7 @@
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/forecast/model.h"
 #include "metrics_adapter/forecast/range_fetch.h"
+#include "metrics_adapter/forecast/selection.h"
 #include "metrics_adapter/prometheus/backend_set.h"
 
 namespace metrics_adapter::forecast {

@@ -3,7 +3,10 @@
 #include <chrono>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "metrics_adapter/forecast/sampling.h"
 
 namespace metrics_adapter::forecast {
 
@@ -13,11 +16,31 @@ struct ModelOptions {
   // (0.5: the median error, about no margin; 0.9: actual demand is above the forecast about one
   // step in ten). forecastRules[].quantile; in [0.5, 0.99].
   double quantile = 0.5;
+  // Grid steps between the series' own samples (a 5-minute scrape on a 1-minute grid: 5): the
+  // noise margin counts one independent value per sample, not one per step.
+  std::size_t sample_spacing_steps = 1;
 };
 
 enum class Method {
-  kSeasonal,     // a detected daily or weekly rhythm, its profile and the current level
-  kLatestValue,  // too little history or no rhythm: the latest actual value (a reactive HPA)
+  kSeasonal,           // our model: a detected daily or weekly rhythm, its profile and level
+  kLatestValue,        // the latest actual value (a reactive HPA)
+  kSeasonalNaiveDay,   // the value one day earlier
+  kSeasonalNaiveWeek,  // the value one week earlier
+  kHoltWinters,        // additive Holt-Winters with a daily season
+};
+
+// A short stable name for reports and JSON: "model", "latestValue", "seasonalNaive1d",
+// "seasonalNaive7d", "holtWinters".
+std::string_view methodKey(Method method);
+// For people: "rhythm model", "latest value", "seasonal naive (1d)", ...
+std::string_view methodTitle(Method method);
+
+// A method's figures over the recent steps it was scored on (the method selection).
+struct MethodScore {
+  Method method = Method::kLatestValue;
+  double mape = 0;                  // as BacktestResult::mape
+  double under_forecast_ratio = 0;  // as BacktestResult::under_forecast_ratio
+  std::size_t points = 0;           // scored steps
 };
 
 struct Forecast {
@@ -30,6 +53,10 @@ struct Forecast {
   // horizon_steps + 1 values.
   std::vector<double> values;
   double maximum = 0;  // max of values: the served value
+  // The methods scored by the selection that chose `method`, best first; empty when the
+  // forecast came from one method without a selection.
+  std::vector<MethodScore> scores;
+  Sampling sampling;  // the series' own spacing as the selection read it (samples 0: not read)
 };
 
 // History of less than this cannot show a daily rhythm twice, the least the model needs.

@@ -11,10 +11,21 @@
 namespace metrics_adapter::forecast {
 
 // One series of a forecastRule, replayed.
+// A simple method replayed on the same steps as the served forecast, for comparison.
+struct BaselineReplay {
+  Method method = Method::kLatestValue;
+  BacktestResult replay;
+};
+
 struct ObservedSeries {
   std::map<std::string, std::string> labels;
-  std::string why;  // the model's Forecast::why at the end of the replay
-  BacktestResult replay;
+  Method method = Method::kLatestValue;  // what serves at the end of the history
+  std::string why;                       // why (Forecast::why there)
+  std::string sampling;                  // the series' own spacing (samplingText)
+  BacktestResult replay;                 // the served forecast, replayed
+  // How many replayed steps each method served (the selection is made again every hour).
+  std::map<Method, std::size_t> served_steps;
+  std::vector<BaselineReplay> baselines;  // latest value, seasonal naive, Holt-Winters
 };
 
 struct ObserverPageData {

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "metrics_adapter/forecast/baselines.h"
+#include "metrics_adapter/forecast/model.h"
+#include "metrics_adapter/forecast/sampling.h"
+
+// Which method serves a series (docs/forecasting.md, "Which method serves"): the rhythm model,
+// Holt-Winters, the seasonal naive methods and the latest value are each replayed on the series'
+// own recent steps, and the one with the lowest error serves. Whatever serves is never below the
+// latest actual value: the served value is the maximum over [now, now + horizon], and now is
+// already known.
+namespace metrics_adapter::forecast {
+
+// The simple methods are scored at every step of the last 3 days (a day of bursts must not
+// decide alone); the rhythm model, whose every forecast costs as much as a served one, at one
+// step per half hour of the last 2 days, and it serves when it beats the best simple method on
+// those steps.
+inline constexpr std::chrono::hours kSimpleWindow{72};
+inline constexpr std::chrono::hours kSelectionWindow{48};
+inline constexpr std::chrono::minutes kSelectionStride{30};
+// ...and chosen again every hour (each series at its own minute, so that a rule's series do not
+// all pay at the same refresh).
+inline constexpr std::chrono::hours kSelectionPeriod{1};
+// Hysteresis: the method chosen an hour earlier keeps serving unless another's error over the
+// window is lower by more than this share of it.
+inline constexpr double kSelectionHysteresis = 0.05;
+// The latest value is the default: another method serves only when its error is lower by at
+// least this share (demand that changes its ways must not be chased with yesterday's winner).
+inline constexpr double kSelectionMargin = 0.1;
+// The rhythm model, scored on fewer steps, must beat the best simple method by this share.
+inline constexpr double kModelMargin = 0.2;
+
+// A seasonal naive method of one week is a candidate once this much history exists.
+inline constexpr std::chrono::hours kWeeklyCandidateHistory{8 * 24};
+
+struct Selection {
+  Method method = Method::kLatestValue;
+  std::string why;                     // one line: what serves and why
+  std::vector<MethodScore> scores;     // every candidate's figures over the window, best first
+  Sampling sampling;                   // the series' own spacing, as the history shows it
+  HoltWintersParameters holt_winters;  // fitted at the selection, used until the next one
+};
+
+// Chooses the method for a series whose history ends at its last index. Pure: the same history
+// gives the same selection on every replica.
+Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
+                       const ModelOptions& options);
+
+// The forecast of `method` as `selection` chose it, at the history's end, raised to at least
+// the latest actual value; why and scores from the selection.
+Forecast forecastWith(const Selection& selection, std::span<const float> history,
+                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options);
+
+// One series' forecasts over time: the selection is made every kSelectionPeriod (at the series'
+// own minute, from the history up to that time) and reused until the next. Deterministic for a
+// given history and grid, whenever the forecaster was created.
+class SelectingForecaster {
+ public:
+  // `labels`: the series' labels, which set its minute within the period.
+  SelectingForecaster(std::chrono::seconds step, int horizon_steps, ModelOptions options,
+                      const std::map<std::string, std::string>& labels);
+
+  // `history` ends at grid step `last_step` (steps of `step` since the epoch) and holds at most
+  // the rule's history.
+  Forecast forecast(std::span<const float> history, std::int64_t last_step);
+
+  // The selection in force after the last forecast(); nullopt before the first.
+  const std::optional<Selection>& selection() const { return selection_; }
+
+ private:
+  std::chrono::seconds step_;
+  int horizon_steps_;
+  ModelOptions options_;
+  std::int64_t period_steps_;
+  std::int64_t offset_steps_;
+  std::int64_t selected_at_ = 0;
+  std::optional<Selection> selection_;
+};
+
+}  // namespace metrics_adapter::forecast

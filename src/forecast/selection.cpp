@@ -1,0 +1,419 @@
+#include "metrics_adapter/forecast/selection.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "forecast/rhythm.h"
+
+namespace metrics_adapter::forecast {
+namespace {
+
+constexpr double kSelectionNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::int64_t selectionSteps(std::chrono::seconds duration, std::chrono::seconds step) {
+  return std::max<std::int64_t>(1, duration / step);
+}
+
+double selectionLatest(std::span<const float> history) {
+  const auto it =
+      std::find_if(history.rbegin(), history.rend(), [](float v) { return std::isfinite(v); });
+  return it == history.rend() ? kSelectionNaN : static_cast<double>(*it);
+}
+
+double selectionDays(std::size_t steps, std::chrono::seconds step) {
+  return static_cast<double>(steps) * static_cast<double>(step.count()) / 86400.0;
+}
+
+// The values `method` forecasts at the history's end (horizon_steps + 1 of them), before the
+// floor at the latest value. `model` receives the rhythm model's whole forecast.
+std::vector<double> candidateValues(Method method, std::span<const float> history,
+                                    std::chrono::seconds step, int horizon_steps,
+                                    const ModelOptions& options,
+                                    const HoltWintersParameters& holt_winters,
+                                    Forecast* model = nullptr) {
+  switch (method) {
+    case Method::kSeasonal: {
+      Forecast forecast = forecastAhead(history, step, horizon_steps, options);
+      std::vector<double> values = forecast.values;
+      if (model) *model = std::move(forecast);
+      return values;
+    }
+    case Method::kSeasonalNaiveDay:
+      return seasonalNaive(history, step, rhythm::kDay, horizon_steps);
+    case Method::kSeasonalNaiveWeek:
+      return seasonalNaive(history, step, rhythm::kWeek, horizon_steps);
+    case Method::kHoltWinters:
+      return holtWintersWith(history, step, rhythm::kDay, horizon_steps, holt_winters);
+    case Method::kLatestValue:
+      break;
+  }
+  return std::vector<double>(static_cast<std::size_t>(std::max(0, horizon_steps)) + 1,
+                             selectionLatest(history));
+}
+
+// The served value: the maximum of the finite values, at least `latest`.
+double servedValue(const std::vector<double>& values, double latest) {
+  double served = latest;
+  for (const double v : values) {
+    if (std::isfinite(v) && v > served) served = v;
+  }
+  return served;
+}
+
+// One candidate's errors at some of the scored steps.
+struct CandidateErrors {
+  Method method = Method::kLatestValue;
+  std::vector<std::size_t> recorded;    // indices into SelectionScores::points
+  std::vector<double> relative_errors;  // NaN where the actual maximum was not positive
+  std::vector<char> under;
+  std::size_t last_point = 0;
+
+  void record(std::size_t k, double served, double actual_max) {
+    recorded.push_back(k);
+    relative_errors.push_back(actual_max > 0 ? std::abs(served - actual_max) / actual_max
+                                             : kSelectionNaN);
+    under.push_back(served < actual_max ? 1 : 0);
+  }
+};
+
+struct Choice {
+  Method method = Method::kLatestValue;
+  const CandidateErrors* score = nullptr;  // null: nothing could be scored
+};
+
+// Every candidate's errors, and the choice among them over a window ending at a given step.
+struct SelectionScores {
+  std::vector<std::size_t> points;  // scored history indices, ascending
+  std::vector<double> actual_max;   // the target at each
+  std::vector<CandidateErrors> candidates;
+
+  CandidateErrors& add(Method method) {
+    candidates.push_back(CandidateErrors{});
+    candidates.back().method = method;
+    return candidates.back();
+  }
+
+  const CandidateErrors* find(Method method) const {
+    for (const CandidateErrors& c : candidates) {
+      if (c.method == method) return &c;
+    }
+    return nullptr;
+  }
+
+  // The figures of `errors` over the steps in (end - window, end] that are also in `only` (all
+  // of them when only is null).
+  MethodScore score(const CandidateErrors& errors, std::size_t end, std::size_t window,
+                    const CandidateErrors* only = nullptr) const {
+    MethodScore result;
+    result.method = errors.method;
+    double sum = 0;
+    std::size_t counted = 0;
+    std::size_t under = 0;
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < errors.recorded.size(); ++i) {
+      const std::size_t t = points[errors.recorded[i]];
+      if (t > end || t + window <= end) continue;
+      if (only != nullptr) {
+        while (j < only->recorded.size() && only->recorded[j] < errors.recorded[i]) ++j;
+        if (j == only->recorded.size() || only->recorded[j] != errors.recorded[i]) continue;
+      }
+      ++result.points;
+      under += errors.under[i] != 0 ? 1 : 0;
+      if (std::isfinite(errors.relative_errors[i])) {
+        sum += errors.relative_errors[i];
+        ++counted;
+      }
+    }
+    result.mape = counted > 0 ? sum / static_cast<double>(counted) : kSelectionNaN;
+    result.under_forecast_ratio =
+        result.points > 0 ? static_cast<double>(under) / static_cast<double>(result.points) : 0;
+    return result;
+  }
+
+  // The best simple method over the simple window (ties to the simpler, the earlier added),
+  // unless the rhythm model beats it on the model's own steps of the model window.
+  Choice choose(std::size_t end, std::size_t simple_window, std::size_t model_window) const {
+    Choice best;
+    const CandidateErrors* latest = find(Method::kLatestValue);
+    if (latest == nullptr) return best;
+    const double latest_mape = score(*latest, end, simple_window).mape;
+    if (!std::isfinite(latest_mape)) return best;
+    best = Choice{Method::kLatestValue, latest};
+    double best_mape = latest_mape * (1 - kSelectionMargin);  // what another must beat
+    for (const CandidateErrors& c : candidates) {
+      if (c.method == Method::kSeasonal || c.method == Method::kLatestValue) continue;
+      const double mape = score(c, end, simple_window).mape;
+      if (std::isfinite(mape) && mape <= best_mape) {
+        best = Choice{c.method, &c};
+        best_mape = mape;
+      }
+    }
+    const CandidateErrors* model = find(Method::kSeasonal);
+    if (model == nullptr || model->recorded.empty()) return best;
+    const double model_mape = score(*model, end, model_window).mape;
+    const double simple_mape = score(*best.score, end, model_window, model).mape;
+    if (std::isfinite(model_mape) && model_mape <= simple_mape * (1 - kModelMargin)) {
+      return Choice{Method::kSeasonal, model};
+    }
+    return best;
+  }
+
+  // Whether `incumbent` stays rather than `challenger`: its error within kSelectionHysteresis of
+  // the challenger's (both on the steps they can be compared on), and, when it is not the latest
+  // value, still below the latest value's by half the margin.
+  bool keeps(Method incumbent, Method challenger, std::size_t end, std::size_t simple_window,
+             std::size_t model_window) const {
+    const CandidateErrors* a = find(incumbent);
+    const CandidateErrors* b = find(challenger);
+    const CandidateErrors* latest = find(Method::kLatestValue);
+    if (a == nullptr || b == nullptr || latest == nullptr) return false;
+    const bool model = incumbent == Method::kSeasonal || challenger == Method::kSeasonal;
+    const std::size_t window = model ? model_window : simple_window;
+    const CandidateErrors* on = model ? find(Method::kSeasonal) : nullptr;
+    const double kept = score(*a, end, window, on).mape;
+    const double best = score(*b, end, window, on).mape;
+    if (!std::isfinite(kept) || !std::isfinite(best) ||
+        kept > best * (1 + kSelectionHysteresis) + 1e-12) {
+      return false;
+    }
+    if (incumbent == Method::kLatestValue) return true;
+    const double latest_mape = score(*latest, end, window, on).mape;
+    return kept <= latest_mape * (1 - kSelectionMargin / 2);
+  }
+
+  // Every candidate's figures over its own window, best first.
+  std::vector<MethodScore> report(std::size_t end, std::size_t simple_window,
+                                  std::size_t model_window) const {
+    std::vector<MethodScore> result;
+    for (const CandidateErrors& c : candidates) {
+      result.push_back(score(c, end, c.method == Method::kSeasonal ? model_window : simple_window));
+    }
+    std::stable_sort(result.begin(), result.end(), [](const MethodScore& a, const MethodScore& b) {
+      if (std::isfinite(a.mape) != std::isfinite(b.mape)) return std::isfinite(a.mape);
+      return a.mape < b.mape;
+    });
+    return result;
+  }
+};
+
+Selection latestOnly(Sampling sampling, std::string why) {
+  Selection selection;
+  selection.method = Method::kLatestValue;
+  selection.sampling = sampling;
+  selection.why = std::move(why);
+  return selection;
+}
+
+}  // namespace
+
+Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
+                       const ModelOptions& options) {
+  const auto first_finite =
+      std::find_if(history.begin(), history.end(), [](float v) { return std::isfinite(v); });
+  const std::span<const float> x =
+      history.subspan(static_cast<std::size_t>(first_finite - history.begin()));
+  const Sampling sampling = analyseSampling(x);
+  if (x.empty()) return latestOnly(sampling, "no value in the history: nothing to serve");
+  if (step.count() <= 0) {
+    return latestOnly(sampling, "the step is not positive: serving the latest value");
+  }
+  const double days = selectionDays(x.size(), step);
+  if (step * static_cast<std::int64_t>(x.size()) < kMinimumHistory) {
+    return latestOnly(sampling, fmt::format("only {:.1f} days of history; a forecast needs {} "
+                                            "days: serving the latest value",
+                                            days, kMinimumHistory.count() / 24));
+  }
+  const auto horizon = static_cast<std::size_t>(std::max(0, horizon_steps));
+  if (sampling.spacing_steps > horizon) {
+    return latestOnly(
+        sampling,
+        fmt::format("{}: no new value is due within the horizon, so the latest value is what "
+                    "the horizon holds: serving it",
+                    samplingText(sampling, step.count())));
+  }
+
+  ModelOptions model_options = options;
+  model_options.sample_spacing_steps = sampling.spacing_steps;
+  Selection selection;
+  selection.sampling = sampling;
+  selection.holt_winters = fitHoltWinters(x, step, rhythm::kDay);
+  const bool weekly = step * static_cast<std::int64_t>(x.size()) >= kWeeklyCandidateHistory;
+
+  // The scored steps: every step with a value over the windows (and the hysteresis period before
+  // them), each with its whole horizon inside the history.
+  const auto period = static_cast<std::size_t>(selectionSteps(kSelectionPeriod, step));
+  const auto simple_window = static_cast<std::size_t>(selectionSteps(kSimpleWindow, step));
+  const auto model_window = static_cast<std::size_t>(selectionSteps(kSelectionWindow, step));
+  const auto stride = static_cast<std::size_t>(selectionSteps(kSelectionStride, step));
+  const std::size_t last_scored = x.size() - 1 - horizon;
+  const std::size_t reach = std::max(simple_window, model_window) + period;
+  const std::size_t lowest = last_scored + 1 > reach ? last_scored + 1 - reach : 0;
+  SelectionScores scores;
+  for (std::size_t t = lowest; t <= last_scored; ++t) {
+    if (!std::isfinite(x[t])) continue;
+    double actual_max = kSelectionNaN;
+    for (std::size_t i = t; i <= t + horizon; ++i) {
+      if (std::isfinite(x[i]) && !(x[i] <= actual_max)) actual_max = x[i];
+    }
+    scores.points.push_back(t);
+    scores.actual_max.push_back(actual_max);
+  }
+  // The simple methods at every scored step (cheap); the rhythm model at one step per stride
+  // (each costs as much as a served forecast), the latest step with a value in each.
+  std::vector<Method> simple{Method::kLatestValue, Method::kSeasonalNaiveDay};
+  if (weekly) simple.push_back(Method::kSeasonalNaiveWeek);
+  simple.push_back(Method::kHoltWinters);
+  const std::vector<double> holt_winters_served =
+      holtWintersServed(x, step, rhythm::kDay, horizon_steps, selection.holt_winters, lowest);
+  for (const Method method : simple) {
+    CandidateErrors& errors = scores.add(method);
+    for (std::size_t k = 0; k < scores.points.size(); ++k) {
+      const std::size_t t = scores.points[k];
+      const double served =
+          method == Method::kHoltWinters
+              ? std::max<double>(holt_winters_served[t - lowest], x[t])
+              : servedValue(candidateValues(method, x.first(t + 1), step, horizon_steps,
+                                            model_options, selection.holt_winters),
+                            x[t]);
+      errors.record(k, served, scores.actual_max[k]);
+    }
+  }
+  CandidateErrors& model = scores.add(Method::kSeasonal);
+  for (std::size_t k = scores.points.size(); k-- > 0;) {
+    const std::size_t t = scores.points[k];
+    if (t + model_window + period <= last_scored + 1) break;
+    if (!model.recorded.empty() && model.last_point - t < stride) continue;
+    const double served =
+        servedValue(candidateValues(Method::kSeasonal, x.first(t + 1), step, horizon_steps,
+                                    model_options, selection.holt_winters),
+                    x[t]);
+    model.record(k, served, scores.actual_max[k]);
+    model.last_point = t;
+  }
+  // Recorded from the end back: put in order, as score() expects.
+  std::reverse(model.recorded.begin(), model.recorded.end());
+  std::reverse(model.relative_errors.begin(), model.relative_errors.end());
+  std::reverse(model.under.begin(), model.under.end());
+
+  const Choice now = scores.choose(last_scored, simple_window, model_window);
+  if (now.score == nullptr) {
+    return latestOnly(sampling,
+                      fmt::format("no step of the last day could be scored ({}): serving the "
+                                  "latest value",
+                                  samplingText(sampling, step.count())));
+  }
+  Choice chosen = now;
+  bool kept = false;
+  if (last_scored >= period) {
+    const Choice earlier = scores.choose(last_scored - period, simple_window, model_window);
+    if (earlier.score != nullptr && earlier.method != now.method &&
+        scores.keeps(earlier.method, now.method, last_scored, simple_window, model_window)) {
+      chosen = earlier;
+      kept = true;
+    }
+  }
+  selection.method = chosen.method;
+  selection.scores = scores.report(last_scored, simple_window, model_window);
+  const MethodScore* runner_up = nullptr;
+  const MethodScore* served_score = nullptr;
+  for (const MethodScore& score : selection.scores) {
+    if (score.method == chosen.method) {
+      served_score = &score;
+    } else if (runner_up == nullptr && std::isfinite(score.mape)) {
+      runner_up = &score;
+    }
+  }
+  selection.why = fmt::format(
+      "{}: the lowest error of {} methods replayed on this series' last "
+      "{:.0f} days of {:.1f} ({} steps, MAPE {:.1f} %",
+      methodTitle(chosen.method), simple.size() + 1,
+      static_cast<double>(simple_window) * static_cast<double>(step.count()) / 86400.0, days,
+      served_score ? served_score->points : 0,
+      served_score ? served_score->mape * 100 : kSelectionNaN);
+  if (runner_up != nullptr) {
+    selection.why +=
+        fmt::format("; next {} {:.1f} %", methodTitle(runner_up->method), runner_up->mape * 100);
+  }
+  selection.why += ")";
+  if (kept) selection.why += ", kept from the hour before: within 5 % of the best";
+  return selection;
+}
+
+Forecast forecastWith(const Selection& selection, std::span<const float> history,
+                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options) {
+  Forecast forecast;
+  forecast.method = selection.method;
+  forecast.scores = selection.scores;
+  forecast.why = selection.why;
+  forecast.sampling = selection.sampling;
+  const double latest = selectionLatest(history);
+  ModelOptions model_options = options;
+  model_options.sample_spacing_steps = selection.sampling.spacing_steps;
+  Forecast model;
+  forecast.values = candidateValues(selection.method, history, step, horizon_steps, model_options,
+                                    selection.holt_winters, &model);
+  if (selection.method == Method::kSeasonal) {
+    forecast.why += "; " + model.why;
+    forecast.period = model.period;
+  } else if (selection.method == Method::kSeasonalNaiveDay ||
+             selection.method == Method::kHoltWinters) {
+    forecast.period = rhythm::kDay;
+  } else if (selection.method == Method::kSeasonalNaiveWeek) {
+    forecast.period = rhythm::kWeek;
+  }
+  // Now is known: the forecast at now is the actual value, and nothing below it is served.
+  if (!forecast.values.empty() && std::isfinite(latest)) {
+    if (!(forecast.values[0] >= latest)) forecast.values[0] = latest;
+  }
+  forecast.maximum = servedValue(forecast.values, latest);
+  return forecast;
+}
+
+SelectingForecaster::SelectingForecaster(std::chrono::seconds step, int horizon_steps,
+                                         ModelOptions options,
+                                         const std::map<std::string, std::string>& labels)
+    : step_(step),
+      horizon_steps_(horizon_steps),
+      options_(options),
+      period_steps_(selectionSteps(kSelectionPeriod, step)) {
+  // FNV-1a of the labels: the same minute on every replica and every build.
+  std::uint64_t hash = 14695981039346656037ULL;
+  const auto mix = [&hash](std::string_view text) {
+    for (const char c : text) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ULL;
+    }
+    hash ^= 0xff;
+    hash *= 1099511628211ULL;
+  };
+  for (const auto& [name, value] : labels) {
+    mix(name);
+    mix(value);
+  }
+  offset_steps_ = static_cast<std::int64_t>(hash % static_cast<std::uint64_t>(period_steps_));
+}
+
+Forecast SelectingForecaster::forecast(std::span<const float> history, std::int64_t last_step) {
+  // The latest selection time at or before last_step: offset_steps_ past a period boundary.
+  const std::int64_t since = last_step - offset_steps_;
+  const std::int64_t phase = ((since % period_steps_) + period_steps_) % period_steps_;
+  const std::int64_t at = last_step - phase;
+  if (!selection_ || selected_at_ != at) {
+    // The history up to `at`, less one period at its start: exactly what every history of the
+    // same length ending within the period holds, whenever it was fetched.
+    const auto behind = static_cast<std::size_t>(phase);
+    const std::size_t end = history.size() > behind ? history.size() - behind : 0;
+    const std::size_t dropped =
+        std::min(end, static_cast<std::size_t>(period_steps_) - static_cast<std::size_t>(phase));
+    selection_ =
+        selectMethod(history.subspan(dropped, end - dropped), step_, horizon_steps_, options_);
+    selected_at_ = at;
+  }
+  return forecastWith(*selection_, history, step_, horizon_steps_, options_);
+}
+
+}  // namespace metrics_adapter::forecast
