@@ -228,6 +228,9 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
                                             days, kMinimumHistory.count() / 24));
   }
   const auto horizon = static_cast<std::size_t>(std::max(0, horizon_steps));
+  if (x.size() <= 2 * horizon) {  // config limits the horizon to 24h, half the minimum history
+    return latestOnly(sampling, "the horizon is as long as the history: serving the latest value");
+  }
   if (sampling.spacing_steps > horizon) {
     return latestOnly(
         sampling,

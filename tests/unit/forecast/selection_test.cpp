@@ -221,6 +221,14 @@ TEST(MethodSelectionTest, TooLittleHistoryServesTheLatestValue) {
   EXPECT_NE(forecast.why.find("only 1.4 days of history"), std::string::npos) << forecast.why;
 }
 
+TEST(MethodSelectionTest, AHorizonAsLongAsTheHistoryServesTheLatestValue) {
+  const auto series = synthetic::generateLoad(dailyShape(0.03, 15), 2 * kMinutesPerDay + 60);
+  const Selection selection =
+      selectMethod(series, kStep, static_cast<int>(series.size()), {});  // not from a config
+  EXPECT_EQ(selection.method, Method::kLatestValue);
+  EXPECT_NE(selection.why.find("as long as the history"), std::string::npos) << selection.why;
+}
+
 TEST(SelectingForecasterTest, ReplicasStartedAtDifferentTimesAgree) {
   const auto series = synthetic::generateLoad(dailyShape(0.05, 13), 8 * kMinutesPerDay);
   const std::size_t window = 7 * kMinutesPerDay;
