@@ -131,16 +131,6 @@ forecast::GridHistory fetchReplayHistory(prometheus::PrometheusApi& prometheus,
                                     chunk_points);
 }
 
-// The simple method with the lowest MAPE on the replayed steps; null when none was replayed.
-const forecast::BaselineReplay* bestBaseline(const forecast::ObservedSeries& series) {
-  const forecast::BaselineReplay* best = nullptr;
-  for (const forecast::BaselineReplay& baseline : series.baselines) {
-    if (baseline.replay.points.empty()) continue;
-    if (best == nullptr || baseline.replay.mape < best->replay.mape) best = &baseline;
-  }
-  return best;
-}
-
 std::string backtestReport(const forecast::ObserverPageData& replay, bool json) {
   std::size_t points = 0;
   double weighted_mape = 0;
@@ -154,7 +144,7 @@ std::string backtestReport(const forecast::ObserverPageData& replay, bool json) 
     weighted_under += result.under_forecast_ratio * static_cast<double>(result.points.size());
     leads.insert(leads.end(), result.lead_times_seconds.begin(), result.lead_times_seconds.end());
     Json baselines = Json::object();
-    const forecast::BaselineReplay* best = bestBaseline(one);
+    const forecast::BaselineReplay* best = forecast::bestBaseline(one);
     for (const forecast::BaselineReplay& baseline : one.baselines) {
       baselines[std::string(forecast::methodKey(baseline.method))] = {
           {"mape", baseline.replay.mape},

@@ -18,12 +18,6 @@ std::size_t baselineSeasonSteps(std::chrono::seconds step, std::chrono::seconds 
       0, std::llround(static_cast<double>(season.count()) / static_cast<double>(step.count()))));
 }
 
-double baselineLatest(std::span<const float> history) {
-  const auto it =
-      std::find_if(history.rbegin(), history.rend(), [](float v) { return std::isfinite(v); });
-  return it == history.rend() ? kBaselineNaN : static_cast<double>(*it);
-}
-
 std::vector<double> baselineConstant(double value, int horizon_steps) {
   return std::vector<double>(static_cast<std::size_t>(std::max(0, horizon_steps)) + 1, value);
 }
@@ -87,10 +81,16 @@ HoltWintersState holtWintersRun(std::span<const float> history, std::size_t peri
 
 }  // namespace
 
+double latestFinite(std::span<const float> history) {
+  const auto it =
+      std::find_if(history.rbegin(), history.rend(), [](float v) { return std::isfinite(v); });
+  return it == history.rend() ? kBaselineNaN : static_cast<double>(*it);
+}
+
 std::vector<double> seasonalNaive(std::span<const float> history, std::chrono::seconds step,
                                   std::chrono::seconds season, int horizon_steps) {
   const std::size_t period = baselineSeasonSteps(step, season);
-  const double latest = baselineLatest(history);
+  const double latest = latestFinite(history);
   std::vector<double> values = baselineConstant(latest, horizon_steps);
   const std::size_t n = history.size();
   if (period == 0 || n < period) return values;
@@ -136,7 +136,7 @@ std::vector<double> holtWintersWith(std::span<const float> history, std::chrono:
                                     std::chrono::seconds season, int horizon_steps,
                                     const HoltWintersParameters& parameters) {
   const std::size_t period = baselineSeasonSteps(step, season);
-  std::vector<double> values = baselineConstant(baselineLatest(history), horizon_steps);
+  std::vector<double> values = baselineConstant(latestFinite(history), horizon_steps);
   if (period == 0 || history.size() < 2 * period) return values;
   const HoltWintersState start = holtWintersStart(history, period);
   if (!std::isfinite(start.level)) return values;

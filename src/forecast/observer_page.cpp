@@ -581,12 +581,7 @@ void appendObserverRow(std::string& out, std::string_view name, std::string_view
 // Ours beside each simple method on the same replayed steps; the best simple method marked.
 void appendObserverBaselines(std::string& out, const ObservedSeries& series) {
   if (series.baselines.empty()) return;
-  const BaselineReplay* best = nullptr;
-  for (const BaselineReplay& baseline : series.baselines) {
-    if (!baseline.replay.points.empty() && (!best || baseline.replay.mape < best->replay.mape)) {
-      best = &baseline;
-    }
-  }
+  const BaselineReplay* best = bestBaseline(series);
   const auto lead_text = [](const BacktestResult& replay) {
     return replay.lead_time_seconds ? observerFixed(*replay.lead_time_seconds / 60, 1) + " min"
                                     : std::string("n/a");
@@ -781,6 +776,16 @@ svg.chart .line{fill:none;stroke-width:1.6;stroke-linejoin:round;stroke-linecap:
 )";
 
 }  // namespace
+
+const BaselineReplay* bestBaseline(const ObservedSeries& series) {
+  const BaselineReplay* best = nullptr;
+  for (const BaselineReplay& baseline : series.baselines) {
+    if (!baseline.replay.points.empty() && (!best || baseline.replay.mape < best->replay.mape)) {
+      best = &baseline;
+    }
+  }
+  return best;
+}
 
 std::string renderObserverPage(const ObserverPageData& data) {
   const std::optional<double> target =

@@ -37,10 +37,10 @@ std::vector<BaselineReplay> replayBaselines(std::span<const float> values, std::
                                             const BacktestOptions& options) {
   const std::chrono::seconds step = options.step;
   std::vector<BaselineReplay> baselines;
-  baselines.push_back({Method::kLatestValue,
-                       backtest(values, first, options, [step](std::span<const float> h, int n) {
-                         return seasonalNaive(h, step, std::chrono::seconds{0}, n);
-                       })});
+  baselines.push_back(
+      {Method::kLatestValue, backtest(values, first, options, [](std::span<const float> h, int n) {
+         return std::vector<double>(static_cast<std::size_t>(n) + 1, latestFinite(h));
+       })});
   baselines.push_back({Method::kSeasonalNaiveDay,
                        backtest(values, first, options, [step](std::span<const float> h, int n) {
                          return seasonalNaive(h, step, rhythm::kDay, n);

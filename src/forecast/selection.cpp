@@ -18,12 +18,6 @@ std::int64_t selectionSteps(std::chrono::seconds duration, std::chrono::seconds 
   return std::max<std::int64_t>(1, duration / step);
 }
 
-double selectionLatest(std::span<const float> history) {
-  const auto it =
-      std::find_if(history.rbegin(), history.rend(), [](float v) { return std::isfinite(v); });
-  return it == history.rend() ? kSelectionNaN : static_cast<double>(*it);
-}
-
 double selectionDays(std::size_t steps, std::chrono::seconds step) {
   return static_cast<double>(steps) * static_cast<double>(step.count()) / 86400.0;
 }
@@ -52,7 +46,7 @@ std::vector<double> candidateValues(Method method, std::span<const float> histor
       break;
   }
   return std::vector<double>(static_cast<std::size_t>(std::max(0, horizon_steps)) + 1,
-                             selectionLatest(history));
+                             latestFinite(history));
 }
 
 // The served value: the maximum of the finite values, at least `latest`.
@@ -353,7 +347,7 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
   forecast.scores = selection.scores;
   forecast.why = selection.why;
   forecast.sampling = selection.sampling;
-  const double latest = selectionLatest(history);
+  const double latest = latestFinite(history);
   ModelOptions model_options = options;
   model_options.sample_spacing_steps = selection.sampling.spacing_steps;
   Forecast model;

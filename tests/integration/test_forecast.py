@@ -79,18 +79,21 @@ def demand_now():
         'gpu_demand{workload="%s"} %.4f\n' % (w, noisy(now, o)) for w, o in WORKLOADS.items())
 
 
+BACKFILL_SPACING = 30  # seconds between the backfilled samples
+
+
 def write_backfill(path, exporter_port):
-    """OpenMetrics history up to a minute before the test, one sample per 30 s per workload,
-    with the labels the scrapes will add (harness.Prometheus's job, instance and service), so
+    """OpenMetrics history up to a minute before the test, one sample per BACKFILL_SPACING
+    seconds per workload, with the labels the scrapes will add (harness.Prometheus's job, instance and service), so
     history and scrapes are one series and nothing is counted twice while both are in the
     5-minute lookback."""
-    end = int(START) // 30 * 30 - 60
+    end = int(START) // BACKFILL_SPACING * BACKFILL_SPACING - 60
     scrape_labels = 'instance="127.0.0.1:%d",job="gpu",service="dcgm-exporter"' % exporter_port
     with open(path, "w") as f:
         f.write("# TYPE gpu_demand gauge\n")
         for workload, origin in WORKLOADS.items():
             first = end - HISTORY_DAYS[workload] * DAY - 3600
-            for t in range(first, end + 1, 30):
+            for t in range(first, end + 1, BACKFILL_SPACING):
                 f.write('gpu_demand{%s,workload="%s"} %.4f %d\n'
                         % (scrape_labels, workload, noisy(t, origin), t))
         f.write("# EOF\n")
@@ -315,7 +318,7 @@ class CommandLineTest(unittest.TestCase):
             self.assertGreater(stats["non_white_share"], 0.01, summary)
 
     def test_check_config_warns_when_the_step_is_finer_than_the_data(self):
-        # The history holds a sample every 30 s: a 10 s step repeats each one three times.
+        # The history holds a sample every BACKFILL_SPACING s: a 10 s step repeats each one.
         path = os.path.join(PROCS.workdir, "fine-step.yaml")
         with open(path, "w") as f:
             f.write(CONFIG + "- name: fine_forecast\n  query: sum by (workload) (gpu_demand)\n"
@@ -327,7 +330,7 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(len(warnings), 1, result.stdout)
         self.assertIn("forecastRules[2] (fine_forecast): step 10s is finer than the data",
                       warnings[0])
-        self.assertIn("every 30s at the widest", warnings[0])
+        self.assertIn("every %ds at the widest" % BACKFILL_SPACING, warnings[0])
 
     def test_bad_words_name_the_problem(self):
         result = subprocess.run([ARGS.binary, "forecast", "backtest", "--config", CONFIG_PATH,

@@ -8,6 +8,10 @@
 // as forecastAhead's values: the forecast at the last history time and horizon_steps after it.
 namespace metrics_adapter::forecast {
 
+// The latest finite value of `history`; NaN when there is none. The "latest value" method, and
+// the floor under every served forecast.
+double latestFinite(std::span<const float> history);
+
 // The value one `season` earlier (e.g. the same minute yesterday); the latest value when the
 // history is shorter than a season.
 std::vector<double> seasonalNaive(std::span<const float> history, std::chrono::seconds step,

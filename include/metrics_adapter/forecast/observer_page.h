@@ -28,6 +28,9 @@ struct ObservedSeries {
   std::vector<BaselineReplay> baselines;  // latest value, seasonal naive, Holt-Winters
 };
 
+// The simple method with the lowest MAPE on the replayed steps; null when none was replayed.
+const BaselineReplay* bestBaseline(const ObservedSeries& series);
+
 struct ObserverPageData {
   std::string rule;                                  // the forecastRule's name
   std::chrono::system_clock::time_point first_time;  // time of replay index 0
