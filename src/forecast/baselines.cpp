@@ -150,13 +150,13 @@ std::vector<double> holtWintersWith(std::span<const float> history, std::chrono:
   return values;
 }
 
-std::vector<double> holtWintersServed(std::span<const float> history, std::chrono::seconds step,
+std::vector<double> holtWintersCurves(std::span<const float> history, std::chrono::seconds step,
                                       std::chrono::seconds season, int horizon_steps,
                                       const HoltWintersParameters& parameters, std::size_t first) {
   const std::size_t period = baselineSeasonSteps(step, season);
-  const auto horizon = static_cast<std::size_t>(std::max(0, horizon_steps));
+  const std::size_t width = static_cast<std::size_t>(std::max(0, horizon_steps)) + 1;
   const std::size_t n = history.size();
-  std::vector<double> served(n > first ? n - first : 0, kBaselineNaN);
+  std::vector<double> curves(n > first ? (n - first) * width : 0, kBaselineNaN);
   double latest = kBaselineNaN;
   const bool seasonal = period > 0 && n >= 2 * period;
   HoltWintersState state;
@@ -182,17 +182,15 @@ std::vector<double> holtWintersServed(std::span<const float> history, std::chron
       if (++phase == period) phase = 0;
     }
     if (i < first) continue;
-    double value = latest;
-    if (started && i + 1 >= 2 * period) {
-      for (std::size_t h = 0; h <= horizon; ++h) {
-        const double forecast =
-            state.level + static_cast<double>(h) * state.trend + state.season[(i + h) % period];
-        if (std::isfinite(forecast) && !(forecast <= value)) value = forecast;
-      }
+    double* curve = curves.data() + (i - first) * width;
+    const bool forecasts = started && i + 1 >= 2 * period;
+    for (std::size_t h = 0; h < width; ++h) {
+      curve[h] = forecasts ? state.level + static_cast<double>(h) * state.trend +
+                                 state.season[(i + h) % period]
+                           : latest;
     }
-    served[i - first] = value;
   }
-  return served;
+  return curves;
 }
 
 std::vector<double> holtWinters(std::span<const float> history, std::chrono::seconds step,

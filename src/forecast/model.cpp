@@ -70,6 +70,10 @@ std::string_view methodKey(Method method) {
       return "seasonalNaive7d";
     case Method::kHoltWinters:
       return "holtWinters";
+    case Method::kCombinedLow:
+      return "combinedLow";
+    case Method::kCombinedMean:
+      return "combinedMean";
   }
   return "latestValue";
 }
@@ -86,6 +90,10 @@ std::string_view methodTitle(Method method) {
       return "seasonal naive (7d)";
     case Method::kHoltWinters:
       return "Holt-Winters (1d season)";
+    case Method::kCombinedLow:
+      return "lower of seasonal naive (1d) and Holt-Winters";
+    case Method::kCombinedMean:
+      return "mean of seasonal naive (1d) and Holt-Winters";
   }
   return "latest value";
 }

@@ -22,6 +22,23 @@ double selectionDays(std::size_t steps, std::chrono::seconds step) {
   return static_cast<double>(steps) * static_cast<double>(step.count()) / 86400.0;
 }
 
+// A combined method's values: at each step of the horizon the lower or the mean of the highest
+// value seasonal naive (1d) and Holt-Winters expect by then, each at least the latest value
+// (below it neither says anything the latest value does not). Their maximum, the served value,
+// is the lower or the mean of the two methods' served values.
+std::vector<double> combinedValues(Method method, std::span<const double> day,
+                                   std::span<const double> holt_winters, double latest) {
+  std::vector<double> values(day.size());
+  double a = latest;
+  double b = latest;
+  for (std::size_t h = 0; h < day.size(); ++h) {
+    if (std::isfinite(day[h]) && day[h] > a) a = day[h];
+    if (std::isfinite(holt_winters[h]) && holt_winters[h] > b) b = holt_winters[h];
+    values[h] = method == Method::kCombinedLow ? std::min(a, b) : (a + b) / 2;
+  }
+  return values;
+}
+
 // The values `method` forecasts at the history's end (horizon_steps + 1 of them), before the
 // floor at the latest value. `model` receives the rhythm model's whole forecast.
 std::vector<double> candidateValues(Method method, std::span<const float> history,
@@ -42,6 +59,12 @@ std::vector<double> candidateValues(Method method, std::span<const float> histor
       return seasonalNaive(history, step, rhythm::kWeek, horizon_steps);
     case Method::kHoltWinters:
       return holtWintersWith(history, step, rhythm::kDay, horizon_steps, holt_winters);
+    case Method::kCombinedLow:
+    case Method::kCombinedMean:
+      return combinedValues(
+          method, seasonalNaive(history, step, rhythm::kDay, horizon_steps),
+          holtWintersWith(history, step, rhythm::kDay, horizon_steps, holt_winters),
+          latestFinite(history));
     case Method::kLatestValue:
       break;
   }
@@ -50,7 +73,7 @@ std::vector<double> candidateValues(Method method, std::span<const float> histor
 }
 
 // The served value: the maximum of the finite values, at least `latest`.
-double servedValue(const std::vector<double>& values, double latest) {
+double servedValue(std::span<const double> values, double latest) {
   double served = latest;
   for (const double v : values) {
     if (std::isfinite(v) && v > served) served = v;
@@ -128,28 +151,32 @@ struct SelectionScores {
     return result;
   }
 
-  // The best simple method over the simple window (ties to the simpler, the earlier added),
-  // unless the rhythm model beats it on the model's own steps of the model window.
-  Choice choose(std::size_t end, std::size_t simple_window, std::size_t model_window) const {
+  // The choice over the window ending at `end`: from the latest value, each rank of caution in
+  // turn (the combined methods, then one simple method) replaces what was chosen so far when its
+  // best beats it by kSelectionMargin (ties to the earlier added); then the rhythm model when it
+  // beats that by kModelMargin on the model's own steps.
+  Choice choose(std::size_t end, std::size_t window) const {
     Choice best;
     const CandidateErrors* latest = find(Method::kLatestValue);
     if (latest == nullptr) return best;
-    const double latest_mape = score(*latest, end, simple_window).mape;
-    if (!std::isfinite(latest_mape)) return best;
+    double best_mape = score(*latest, end, window).mape;
+    if (!std::isfinite(best_mape)) return best;
     best = Choice{Method::kLatestValue, latest};
-    double best_mape = latest_mape * (1 - kSelectionMargin);  // what another must beat
-    for (const CandidateErrors& c : candidates) {
-      if (c.method == Method::kSeasonal || c.method == Method::kLatestValue) continue;
-      const double mape = score(c, end, simple_window).mape;
-      if (std::isfinite(mape) && mape <= best_mape) {
-        best = Choice{c.method, &c};
-        best_mape = mape;
+    for (const int rank : {1, 2}) {
+      double to_beat = best_mape * (1 - kSelectionMargin);
+      for (const CandidateErrors& c : candidates) {
+        if (cautionRank(c.method) != rank) continue;
+        const double mape = score(c, end, window).mape;
+        if (std::isfinite(mape) && mape <= to_beat) {
+          best = Choice{c.method, &c};
+          best_mape = to_beat = mape;
+        }
       }
     }
     const CandidateErrors* model = find(Method::kSeasonal);
     if (model == nullptr || model->recorded.empty()) return best;
-    const double model_mape = score(*model, end, model_window).mape;
-    const double simple_mape = score(*best.score, end, model_window, model).mape;
+    const double model_mape = score(*model, end, window).mape;
+    const double simple_mape = score(*best.score, end, window, model).mape;
     if (std::isfinite(model_mape) && model_mape <= simple_mape * (1 - kModelMargin)) {
       return Choice{Method::kSeasonal, model};
     }
@@ -159,14 +186,12 @@ struct SelectionScores {
   // Whether `incumbent` stays rather than `challenger`: its error within kSelectionHysteresis of
   // the challenger's (both on the steps they can be compared on), and, when it is not the latest
   // value, still below the latest value's by half the margin.
-  bool keeps(Method incumbent, Method challenger, std::size_t end, std::size_t simple_window,
-             std::size_t model_window) const {
+  bool keeps(Method incumbent, Method challenger, std::size_t end, std::size_t window) const {
     const CandidateErrors* a = find(incumbent);
     const CandidateErrors* b = find(challenger);
     const CandidateErrors* latest = find(Method::kLatestValue);
     if (a == nullptr || b == nullptr || latest == nullptr) return false;
     const bool model = incumbent == Method::kSeasonal || challenger == Method::kSeasonal;
-    const std::size_t window = model ? model_window : simple_window;
     const CandidateErrors* on = model ? find(Method::kSeasonal) : nullptr;
     const double kept = score(*a, end, window, on).mape;
     const double best = score(*b, end, window, on).mape;
@@ -179,12 +204,11 @@ struct SelectionScores {
     return kept <= latest_mape * (1 - kSelectionMargin / 2);
   }
 
-  // Every candidate's figures over its own window, best first.
-  std::vector<MethodScore> report(std::size_t end, std::size_t simple_window,
-                                  std::size_t model_window) const {
+  // Every candidate's figures over the window (the model's on its own steps), best first.
+  std::vector<MethodScore> report(std::size_t end, std::size_t window) const {
     std::vector<MethodScore> result;
     for (const CandidateErrors& c : candidates) {
-      result.push_back(score(c, end, c.method == Method::kSeasonal ? model_window : simple_window));
+      result.push_back(score(c, end, window));
     }
     std::stable_sort(result.begin(), result.end(), [](const MethodScore& a, const MethodScore& b) {
       if (std::isfinite(a.mape) != std::isfinite(b.mape)) return std::isfinite(a.mape);
@@ -203,6 +227,23 @@ Selection latestOnly(Sampling sampling, std::string why) {
 }
 
 }  // namespace
+
+int cautionRank(Method method) {
+  switch (method) {
+    case Method::kLatestValue:
+      return 0;
+    case Method::kCombinedLow:
+    case Method::kCombinedMean:
+      return 1;
+    case Method::kSeasonalNaiveDay:
+    case Method::kSeasonalNaiveWeek:
+    case Method::kHoltWinters:
+      return 2;
+    case Method::kSeasonal:
+      return 3;
+  }
+  return 0;
+}
 
 Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
                        const ModelOptions& options) {
@@ -243,11 +284,10 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   // The scored steps: every step with a value over the windows (and the hysteresis period before
   // them), each with its whole horizon inside the history.
   const auto period = static_cast<std::size_t>(selectionSteps(kSelectionPeriod, step));
-  const auto simple_window = static_cast<std::size_t>(selectionSteps(kSimpleWindow, step));
-  const auto model_window = static_cast<std::size_t>(selectionSteps(kSelectionWindow, step));
+  const auto window = static_cast<std::size_t>(selectionSteps(kSelectionWindow, step));
   const auto stride = static_cast<std::size_t>(selectionSteps(kSelectionStride, step));
   const std::size_t last_scored = x.size() - 1 - horizon;
-  const std::size_t reach = std::max(simple_window, model_window) + period;
+  const std::size_t reach = window + period;
   const std::size_t lowest = last_scored + 1 > reach ? last_scored + 1 - reach : 0;
   SelectionScores scores;
   for (std::size_t t = lowest; t <= last_scored; ++t) {
@@ -263,26 +303,45 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   // (each costs as much as a served forecast), the latest step with a value in each.
   std::vector<Method> simple{Method::kLatestValue, Method::kSeasonalNaiveDay};
   if (weekly) simple.push_back(Method::kSeasonalNaiveWeek);
-  simple.push_back(Method::kHoltWinters);
-  const std::vector<double> holt_winters_served =
-      holtWintersServed(x, step, rhythm::kDay, horizon_steps, selection.holt_winters, lowest);
-  for (const Method method : simple) {
-    CandidateErrors& errors = scores.add(method);
-    for (std::size_t k = 0; k < scores.points.size(); ++k) {
-      const std::size_t t = scores.points[k];
-      const double served =
-          method == Method::kHoltWinters
-              ? std::max<double>(holt_winters_served[t - lowest], x[t])
-              : servedValue(candidateValues(method, x.first(t + 1), step, horizon_steps,
-                                            model_options, selection.holt_winters),
-                            x[t]);
+  simple.insert(simple.end(), {Method::kHoltWinters, Method::kCombinedLow, Method::kCombinedMean});
+  for (const Method method : simple) scores.add(method);
+  const std::size_t width = horizon + 1;
+  const std::vector<double> holt_winters_curves =
+      holtWintersCurves(x, step, rhythm::kDay, horizon_steps, selection.holt_winters, lowest);
+  for (std::size_t k = 0; k < scores.points.size(); ++k) {
+    const std::size_t t = scores.points[k];
+    const double latest = x[t];
+    const std::span<const float> known = x.first(t + 1);
+    const std::vector<double> day = seasonalNaive(known, step, rhythm::kDay, horizon_steps);
+    const std::span<const double> holt_winters(holt_winters_curves.data() + (t - lowest) * width,
+                                               width);
+    for (CandidateErrors& errors : scores.candidates) {
+      double served = latest;
+      switch (errors.method) {
+        case Method::kSeasonalNaiveDay:
+          served = servedValue(day, latest);
+          break;
+        case Method::kSeasonalNaiveWeek:
+          served = servedValue(seasonalNaive(known, step, rhythm::kWeek, horizon_steps), latest);
+          break;
+        case Method::kHoltWinters:
+          served = servedValue(holt_winters, latest);
+          break;
+        case Method::kCombinedLow:
+        case Method::kCombinedMean:
+          served = servedValue(combinedValues(errors.method, day, holt_winters, latest), latest);
+          break;
+        case Method::kLatestValue:
+        case Method::kSeasonal:
+          break;
+      }
       errors.record(k, served, scores.actual_max[k]);
     }
   }
   CandidateErrors& model = scores.add(Method::kSeasonal);
   for (std::size_t k = scores.points.size(); k-- > 0;) {
     const std::size_t t = scores.points[k];
-    if (t + model_window + period <= last_scored + 1) break;
+    if (t + window + period <= last_scored + 1) break;
     if (!model.recorded.empty() && model.last_point - t < stride) continue;
     const double served =
         servedValue(candidateValues(Method::kSeasonal, x.first(t + 1), step, horizon_steps,
@@ -296,7 +355,7 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   std::reverse(model.relative_errors.begin(), model.relative_errors.end());
   std::reverse(model.under.begin(), model.under.end());
 
-  const Choice now = scores.choose(last_scored, simple_window, model_window);
+  const Choice now = scores.choose(last_scored, window);
   if (now.score == nullptr) {
     return latestOnly(sampling,
                       fmt::format("no step of the last day could be scored ({}): serving the "
@@ -306,15 +365,15 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   Choice chosen = now;
   bool kept = false;
   if (last_scored >= period) {
-    const Choice earlier = scores.choose(last_scored - period, simple_window, model_window);
+    const Choice earlier = scores.choose(last_scored - period, window);
     if (earlier.score != nullptr && earlier.method != now.method &&
-        scores.keeps(earlier.method, now.method, last_scored, simple_window, model_window)) {
+        scores.keeps(earlier.method, now.method, last_scored, window)) {
       chosen = earlier;
       kept = true;
     }
   }
   selection.method = chosen.method;
-  selection.scores = scores.report(last_scored, simple_window, model_window);
+  selection.scores = scores.report(last_scored, window);
   const MethodScore* runner_up = nullptr;
   const MethodScore* served_score = nullptr;
   for (const MethodScore& score : selection.scores) {
@@ -325,18 +384,18 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
     }
   }
   selection.why = fmt::format(
-      "{}: the lowest error of {} methods replayed on this series' last "
-      "{:.0f} days of {:.1f} ({} steps, MAPE {:.1f} %",
-      methodTitle(chosen.method), simple.size() + 1,
-      static_cast<double>(simple_window) * static_cast<double>(step.count()) / 86400.0, days,
-      served_score ? served_score->points : 0,
-      served_score ? served_score->mape * 100 : kSelectionNaN);
+      "{}: MAPE {:.1f} % on this series' last {:.0f} days of {:.1f} ({} steps; {} methods "
+      "replayed, each further from the latest value serving only when {:.0f} % better than the "
+      "more cautious",
+      methodTitle(chosen.method), served_score ? served_score->mape * 100 : kSelectionNaN,
+      static_cast<double>(window) * static_cast<double>(step.count()) / 86400.0, days,
+      served_score ? served_score->points : 0, simple.size() + 1, kSelectionMargin * 100);
   if (runner_up != nullptr) {
     selection.why +=
         fmt::format("; next {} {:.1f} %", methodTitle(runner_up->method), runner_up->mape * 100);
   }
   selection.why += ")";
-  if (kept) selection.why += ", kept from the hour before: within 5 % of the best";
+  if (kept) selection.why += ", kept from the hour before: within 5 % of the new choice";
   return selection;
 }
 

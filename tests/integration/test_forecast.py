@@ -220,7 +220,7 @@ class ServedForecastTest(unittest.TestCase):
         # replayed steps, with every candidate's figures listed after it.
         self.assertNotIn("(latest value,", lines["ramp-soon"])
         self.assertIn("max over the horizon, never below the latest", lines["ramp-soon"])
-        self.assertIn("the lowest error of", lines["ramp-soon"])
+        self.assertIn("methods replayed, each further from the latest value", lines["ramp-soon"])
         block = result.stdout.split(lines["ramp-soon"], 1)[1].split("\n  {", 1)[0]
         self.assertRegex(block, r"latest value: MAPE \d+\.\d %, under-forecast")
         self.assertRegex(block, r"<- serves")

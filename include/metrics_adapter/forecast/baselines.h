@@ -35,9 +35,9 @@ struct HoltWintersParameters {
 HoltWintersParameters fitHoltWinters(std::span<const float> history, std::chrono::seconds step,
                                      std::chrono::seconds season);
 
-// What holtWintersWith(history.first(t + 1), ...) serves (the maximum of its values, at least the
-// latest value) for every t in [first, history.size()), in one pass; NaN where nothing is known.
-std::vector<double> holtWintersServed(std::span<const float> history, std::chrono::seconds step,
+// The values holtWintersWith(history.first(t + 1), ...) forecasts, for every t in
+// [first, history.size()), in one pass: horizon_steps + 1 values per t, one t after another.
+std::vector<double> holtWintersCurves(std::span<const float> history, std::chrono::seconds step,
                                       std::chrono::seconds season, int horizon_steps,
                                       const HoltWintersParameters& parameters, std::size_t first);
 

@@ -27,10 +27,13 @@ enum class Method {
   kSeasonalNaiveDay,   // the value one day earlier
   kSeasonalNaiveWeek,  // the value one week earlier
   kHoltWinters,        // additive Holt-Winters with a daily season
+  // Seasonal naive (1d) and Holt-Winters combined, each raised to at least the latest value:
+  kCombinedLow,   // the lower of the two (a rise both expect)
+  kCombinedMean,  // their mean
 };
 
 // A short stable name for reports and JSON: "model", "latestValue", "seasonalNaive1d",
-// "seasonalNaive7d", "holtWinters".
+// "seasonalNaive7d", "holtWinters", "combinedLow", "combinedMean".
 std::string_view methodKey(Method method);
 // For people: "rhythm model", "latest value", "seasonal naive (1d)", ...
 std::string_view methodTitle(Method method);

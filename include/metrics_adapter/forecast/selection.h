@@ -19,11 +19,9 @@
 // already known.
 namespace metrics_adapter::forecast {
 
-// The simple methods are scored at every step of the last 3 days (a day of bursts must not
-// decide alone); the rhythm model, whose every forecast costs as much as a served one, at one
-// step per half hour of the last 2 days, and it serves when it beats the best simple method on
-// those steps.
-inline constexpr std::chrono::hours kSimpleWindow{72};
+// The simple methods and their combinations are scored at every step of the last 2 days; the
+// rhythm model, whose every forecast costs as much as a served one, at one step per half hour of
+// them, and it serves when it beats the choice among the others on those steps.
 inline constexpr std::chrono::hours kSelectionWindow{48};
 inline constexpr std::chrono::minutes kSelectionStride{30};
 // ...and chosen again every hour (each series at its own minute, so that a rule's series do not
@@ -32,11 +30,19 @@ inline constexpr std::chrono::hours kSelectionPeriod{1};
 // Hysteresis: the method chosen an hour earlier keeps serving unless another's error over the
 // window is lower by more than this share of it.
 inline constexpr double kSelectionHysteresis = 0.05;
-// The latest value is the default: another method serves only when its error is lower by at
-// least this share (demand that changes its ways must not be chased with yesterday's winner).
+// The latest value is the default, and the methods rank by how far they commit beyond it (see
+// cautionRank): a method of the next rank serves only when its error is lower than that of what
+// the ranks before chose by at least this share (demand that changes its ways must not be chased
+// with yesterday's winner).
 inline constexpr double kSelectionMargin = 0.1;
 // The rhythm model, scored on fewer steps, must beat the best simple method by this share.
 inline constexpr double kModelMargin = 0.2;
+
+// 0 the latest value; 1 the combinations of seasonal naive (1d) and Holt-Winters, which rise
+// above it only as far as both methods expect (the lower) or on average (the mean); 2 one simple
+// method on its own; 3 the rhythm model. On real demand the combinations were the steadiest
+// improvement on the latest value (docs/forecasting.md, "Which method serves").
+int cautionRank(Method method);
 
 // A seasonal naive method of one week is a candidate once this much history exists.
 inline constexpr std::chrono::hours kWeeklyCandidateHistory{8 * 24};

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "unit/forecast/synthetic_load.h"
@@ -77,6 +79,33 @@ TEST(HoltWintersTest, LessThanTwoSeasonsServesTheLatestValue) {
   const std::vector<float> series = synthetic::generateLoad(shape, 2 * kMinutesPerDay - 1);
   const std::vector<double> values = holtWinters(series, kBaselineStep, kBaselineDay, 3);
   EXPECT_EQ(values, std::vector<double>(4, series.back()));
+}
+
+TEST(HoltWintersTest, CurvesInOnePassAreTheForecastsAtEachStep) {
+  synthetic::LoadShape shape;
+  shape.noise = 0.05;
+  shape.gaps.push_back({3 * kMinutesPerDay + 100, 30});
+  const std::vector<float> series = synthetic::generateLoad(shape, 3 * kMinutesPerDay + 400);
+  const HoltWintersParameters parameters{0.5, 0.01, 0.2};
+  constexpr int kHorizon = 10;
+  // From before two seasons (the latest value) to the end, across the gap.
+  const std::size_t first = 2 * kMinutesPerDay - 5;
+  const std::vector<double> curves =
+      holtWintersCurves(series, kBaselineStep, kBaselineDay, kHorizon, parameters, first);
+  ASSERT_EQ(curves.size(), (series.size() - first) * (kHorizon + 1));
+  for (std::size_t t = first; t < series.size(); t += 37) {
+    const std::vector<double> expected = holtWintersWith(
+        std::span(series).first(t + 1), kBaselineStep, kBaselineDay, kHorizon, parameters);
+    for (std::size_t h = 0; h <= kHorizon; ++h) {
+      const double got = curves[(t - first) * (kHorizon + 1) + h];
+      if (std::isnan(expected[h])) {
+        EXPECT_TRUE(std::isnan(got)) << t << " + " << h;
+      } else {
+        EXPECT_NEAR(got, expected[h], 1e-9 * std::max(1.0, std::abs(expected[h])))
+            << t << " + " << h;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -52,26 +52,28 @@ const MethodScore* scoreOf(const Selection& selection, Method method) {
   return nullptr;
 }
 
-// The rule of the selection, on the scores it reports: another method than the latest value
-// serves only when it beats the latest value by the margin (half of it to stay), and the latest
-// value serves only when no simple method beats it so.
+// The rule of the selection, on the scores it reports: a method further from the latest value
+// (a higher cautionRank) serves only when it beats every more cautious one by the margin (half
+// of it against the latest value to stay), and none further from it beat what serves so.
 void expectChosenByTheRule(const Selection& selection) {
   ASSERT_FALSE(selection.scores.empty()) << selection.why;
   const MethodScore* chosen = scoreOf(selection, selection.method);
   const MethodScore* latest = scoreOf(selection, Method::kLatestValue);
   ASSERT_NE(chosen, nullptr);
   ASSERT_NE(latest, nullptr);
+  if (selection.method == Method::kSeasonal) return;  // scored on its own steps
+  const int rank = cautionRank(selection.method);
   for (const MethodScore& score : selection.scores) {
-    if (score.method == Method::kSeasonal) continue;  // scored on its own steps
-    if (selection.method == Method::kLatestValue) {
-      EXPECT_GE(score.mape * (1 + kSelectionHysteresis), latest->mape * (1 - kSelectionMargin))
+    if (score.method == Method::kSeasonal || score.method == selection.method) continue;
+    if (cautionRank(score.method) > rank) {
+      EXPECT_GE(score.mape * (1 + kSelectionHysteresis), chosen->mape * (1 - kSelectionMargin))
           << methodKey(score.method) << ": " << selection.why;
-    } else if (selection.method != Method::kSeasonal) {
+    } else {
       EXPECT_LE(chosen->mape, score.mape * (1 + kSelectionHysteresis) + 1e-12)
           << methodKey(score.method) << ": " << selection.why;
     }
   }
-  if (selection.method != Method::kLatestValue && selection.method != Method::kSeasonal) {
+  if (selection.method != Method::kLatestValue) {
     EXPECT_LE(chosen->mape, latest->mape * (1 - kSelectionMargin / 2)) << selection.why;
   }
 }
@@ -185,6 +187,46 @@ TEST(MethodSelectionTest, AWeakRhythmThatHelpsIsUsed) {
   selectAndForecast(series, selection);
   expectChosenByTheRule(selection);
   EXPECT_NE(selection.method, Method::kLatestValue) << selection.why;
+}
+
+TEST(MethodSelectionTest, ACombinationServesTheLowerOrTheMeanOfTwoMethods) {
+  // On the morning ramp: seasonal naive (1d) and Holt-Winters both expect a rise, by different
+  // amounts.
+  const auto series = synthetic::generateLoad(dailyShape(0.08, 16), 7 * kMinutesPerDay + 7 * 60);
+  const double latest = latestOf(series);
+  Selection selection = selectMethod(series, kStep, kHorizon, {});
+  const auto highest = [latest](const std::vector<double>& values) {
+    double result = latest;
+    for (const double v : values) result = std::max(result, v);
+    return result;
+  };
+  const double day = highest(seasonalNaive(series, kStep, std::chrono::hours(24), kHorizon));
+  const double holt_winters = highest(
+      holtWintersWith(series, kStep, std::chrono::hours(24), kHorizon, selection.holt_winters));
+  ASSERT_GT(std::min(day, holt_winters), latest * 1.01);  // both above the latest value
+  for (const Method method : {Method::kCombinedLow, Method::kCombinedMean}) {
+    selection.method = method;
+    const Forecast forecast = forecastWith(selection, series, kStep, kHorizon, {});
+    const double expected =
+        method == Method::kCombinedLow ? std::min(day, holt_winters) : (day + holt_winters) / 2;
+    EXPECT_NEAR(forecast.maximum, expected, 1e-9 * expected) << methodKey(method);
+    EXPECT_EQ(forecast.values.back(), forecast.maximum);  // the highest expected by then
+    EXPECT_TRUE(std::is_sorted(forecast.values.begin(), forecast.values.end()));
+  }
+}
+
+TEST(MethodSelectionTest, NoiseOnARhythmIsServedByACombination) {
+  // Noisy demand (request counts, social volume): the maximum over the next ten minutes is
+  // usually above the latest value, by about what a day ago's maximum over the same minutes was;
+  // Holt-Winters' smooth curve expects less. Where both expect a rise it comes: the lower of the
+  // two beats each alone and the latest value.
+  for (const double noise : {0.15, 0.25}) {
+    const auto series = synthetic::generateLoad(dailyShape(noise, 17), 7 * kMinutesPerDay + 8 * 60);
+    Selection selection;
+    selectAndForecast(series, selection);
+    expectChosenByTheRule(selection);
+    EXPECT_EQ(cautionRank(selection.method), 1) << noise << ": " << selection.why;
+  }
 }
 
 TEST(MethodSelectionTest, NoRhythmServesTheLatestValueOrBetter) {
