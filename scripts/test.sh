@@ -39,7 +39,7 @@ stage "sanitizer build (clang, ASan+UBSan, fuzz targets)"
 scripts/fuzz.sh --build --build-dir build-asan --opt 0
 
 stage "clang-tidy (what changed since the last whole-tree pass, .ci/tidy-clean)"
-scripts/tidy.sh --build-dir build-asan --since "$(cat .ci/tidy-clean)"
+scripts/tidy.sh --since "$(cat .ci/tidy-clean)"
 
 stage "tests and fuzz targets under the sanitizers"
 # Reports are fatal (-fno-sanitize-recover=all at build time, halt_on_error here); a leak

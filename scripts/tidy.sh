@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # clang-tidy with the repository's .clang-tidy (bugprone, performance, modernize and our
-# naming) over src/, or over the files given. Any finding fails. It needs a configured build
-# directory for compile_commands.json; the sanitizer build's (clang) is the default.
+# naming) over src/, or over the files given. Any finding fails. It reads the compile database
+# of a clang build configured file by file (MA_UNITY=OFF: a unity build lists its batches, not
+# the sources): by default it configures build-tidy so, without building it (a few seconds).
 #
 #   scripts/tidy.sh [--build-dir DIR] [--since REV] [FILE...]
 #
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build_dir=build-asan
+build_dir=
 since=
 while [[ ${1:-} == --* ]]; do
   case $1 in
@@ -21,6 +22,11 @@ while [[ ${1:-} == --* ]]; do
   esac
   shift 2
 done
+if [[ -z $build_dir ]]; then
+  build_dir=build-tidy
+  cmake -S . -B "$build_dir" -DMA_FUZZ=ON -DMA_UNITY=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+fi
 if [[ ! -f $build_dir/compile_commands.json ]]; then
   echo "tidy: $build_dir/compile_commands.json is missing; configure that build first" >&2
   exit 2

@@ -42,7 +42,7 @@ const char* const kBadTemplate =
     "  resources: {template: '<<.Resource>>'}\n"
     "  metricsQuery: sum(<<.Nonsense>>)\n";
 
-void writeFile(const fs::path& path, const std::string& text) {
+void writeConfigFile(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
 }
@@ -51,13 +51,13 @@ std::shared_ptr<const kube::RestMapper> builtinMapper() {
   return std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin().resources());
 }
 
-class TempDir {
+class ReloaderDir {
  public:
-  TempDir() {
+  ReloaderDir() {
     std::string pattern = (fs::temp_directory_path() / "config_reloader_XXXXXX").string();
     path_ = mkdtemp(pattern.data());
   }
-  ~TempDir() { fs::remove_all(path_); }
+  ~ReloaderDir() { fs::remove_all(path_); }
   const fs::path& path() const { return path_; }
 
  private:
@@ -76,13 +76,13 @@ class ConfigMapDir {
   void addVersion(const std::string& text) {
     std::string name = "ts" + std::to_string(++versions_);
     fs::create_directory(dir_.path() / name);
-    writeFile(dir_.path() / name / "config.yaml", text);
+    writeConfigFile(dir_.path() / name / "config.yaml", text);
     fs::create_symlink(name, dir_.path() / "..data_tmp");
     fs::rename(dir_.path() / "..data_tmp", dir_.path() / "..data");
   }
 
  private:
-  TempDir dir_;
+  ReloaderDir dir_;
   int versions_ = 0;
 };
 
@@ -229,11 +229,12 @@ TEST_F(ConfigReloaderTest, UnchangedFileIsNotReloaded) {
 }
 
 TEST_F(ConfigReloaderTest, InPlaceRewriteIsPickedUp) {
-  TempDir dir;
+  ReloaderDir dir;
   auto path = (dir.path() / "config.yaml").string();
-  writeFile(path, ruleYaml("_a"));
+  writeConfigFile(path, ruleYaml("_a"));
   auto reloader = makeReloaderOn(path);
-  writeFile(path, ruleYaml("_rewritten"));  // different size, so detected even within one tick
+  writeConfigFile(path,
+                  ruleYaml("_rewritten"));  // different size, so detected even within one tick
   EXPECT_EQ(reloader.checkOnce(), std::optional<bool>(true));
   EXPECT_EQ(currentSuffix(), "${1}_rewritten");
   EXPECT_EQ(recorder_.results, (std::vector<bool>{true}));
@@ -266,14 +267,14 @@ TEST_F(ConfigReloaderTest, ConfigMapSwapIsPickedUpAndBrokenVersionsKeepTheLastGo
 }
 
 TEST_F(ConfigReloaderTest, DeletedFileIsAFailureAndReappearingIsReloaded) {
-  TempDir dir;
+  ReloaderDir dir;
   auto path = (dir.path() / "config.yaml").string();
-  writeFile(path, ruleYaml("_a"));
+  writeConfigFile(path, ruleYaml("_a"));
   auto reloader = makeReloaderOn(path);
   fs::remove(path);
   EXPECT_EQ(reloader.checkOnce(), std::optional<bool>(false));
   EXPECT_EQ(currentSuffix(), "${1}_a");
-  writeFile(path, ruleYaml("_back"));
+  writeConfigFile(path, ruleYaml("_back"));
   EXPECT_EQ(reloader.checkOnce(), std::optional<bool>(true));
   EXPECT_EQ(currentSuffix(), "${1}_back");
 }

@@ -224,15 +224,15 @@ TEST(DiscoverTest, AFailedSeriesCallIsAnErrorOfItsQueryAndFindsNothing) {
   EXPECT_TRUE(run.snapshot->customMetrics().empty());
 }
 
-std::string writeFile(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + name;
+std::string writeExplainFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
 }
 
 TEST(CheckConfigTest, ListsWhatEachRuleExposesAndWarnsAboutEmptyRules) {
-  const std::string config = writeFile("check_ok.yaml", kAlibabaRules);
-  const std::string series = writeFile(
+  const std::string config = writeExplainFile("check_ok.yaml", kAlibabaRules);
+  const std::string series = writeExplainFile(
       "check_series.txt",
       "nvidia_gpu_duty_cycle{uuid=\"GPU-1\",pod_name=\"a\",namespace_name=\"default\"}\n");
   std::ostringstream out, err;
@@ -246,9 +246,10 @@ TEST(CheckConfigTest, ListsWhatEachRuleExposesAndWarnsAboutEmptyRules) {
 }
 
 TEST(CheckConfigTest, BrokenConfigExitsOneNamingTheField) {
-  const std::string config = writeFile("check_bad.yaml",
-                                       "rules:\n- seriesQuery: up\n  name:\n    matches: '('\n"
-                                       "  metricsQuery: <<.Series>>\n");
+  const std::string config =
+      writeExplainFile("check_bad.yaml",
+                       "rules:\n- seriesQuery: up\n  name:\n    matches: '('\n"
+                       "  metricsQuery: <<.Series>>\n");
   std::ostringstream out, err;
   std::vector<std::string> args = {config};
   EXPECT_EQ(runCheckConfig(args, out, err), 1);

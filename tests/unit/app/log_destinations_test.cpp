@@ -32,7 +32,7 @@ std::string readLogFile(const fs::path& path) {
   return text.str();
 }
 
-bool contains(const std::string& text, const std::string& part) {
+bool logContains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -102,11 +102,11 @@ TEST_F(LogDestinationsTest, VmoduleLetsDebugThroughForMatchingFilesOnly) {
               "info from connection");
   logger->debug("debug from nowhere");
   std::string out = stderr_text_.str();
-  EXPECT_TRUE(contains(out, "debug from this file")) << out;
-  EXPECT_FALSE(contains(out, "trace from this file")) << out;
-  EXPECT_FALSE(contains(out, "debug from connection")) << out;
-  EXPECT_TRUE(contains(out, "info from connection")) << out;
-  EXPECT_FALSE(contains(out, "debug from nowhere")) << out;
+  EXPECT_TRUE(logContains(out, "debug from this file")) << out;
+  EXPECT_FALSE(logContains(out, "trace from this file")) << out;
+  EXPECT_FALSE(logContains(out, "debug from connection")) << out;
+  EXPECT_TRUE(logContains(out, "info from connection")) << out;
+  EXPECT_FALSE(logContains(out, "debug from nowhere")) << out;
 
   options_.vmodule = {{"server/connection", 8}};
   configure();
@@ -116,8 +116,8 @@ TEST_F(LogDestinationsTest, VmoduleLetsDebugThroughForMatchingFilesOnly) {
   logger->log(spdlog::source_loc{"/src/server/connection.cpp", 12, "f"}, spdlog::level::trace,
               "trace from connection");
   out = stderr_text_.str();
-  EXPECT_FALSE(contains(out, "debug from this file")) << out;
-  EXPECT_TRUE(contains(out, "trace from connection")) << out;
+  EXPECT_FALSE(logContains(out, "debug from this file")) << out;
+  EXPECT_TRUE(logContains(out, "trace from connection")) << out;
 }
 
 TEST_F(LogDestinationsTest, SetLogVerbosityChangesLevelsAndKeepsVmodule) {
@@ -150,8 +150,8 @@ TEST_F(LogDestinationsTest, WithoutVmoduleTheLevelIsVerbositysAlone) {
   EXPECT_EQ(spdlog::default_logger()->level(), spdlog::level::debug);
   EXPECT_TRUE(spdlog::get("access")->should_log(spdlog::level::debug));
   logEachSeverity();
-  EXPECT_TRUE(contains(stderr_text_.str(), "debug-line"));
-  EXPECT_FALSE(contains(stderr_text_.str(), "trace-line"));
+  EXPECT_TRUE(logContains(stderr_text_.str(), "debug-line"));
+  EXPECT_FALSE(logContains(stderr_text_.str(), "trace-line"));
 }
 
 TEST_F(LogDestinationsTest, FileReceivesEveryLineAfterKlogHeaders) {
@@ -162,15 +162,15 @@ TEST_F(LogDestinationsTest, FileReceivesEveryLineAfterKlogHeaders) {
   logEachSeverity();
   std::string text = readLogFile(options_.log_file);
   EXPECT_EQ(text.rfind("Log file created at: ", 0), 0u) << text;
-  EXPECT_TRUE(contains(text, "\nRunning on machine: ")) << text;
-  EXPECT_TRUE(contains(text, "\nLog line format: ")) << text;
+  EXPECT_TRUE(logContains(text, "\nRunning on machine: ")) << text;
+  EXPECT_TRUE(logContains(text, "\nLog line format: ")) << text;
   for (const char* line : {"debug-line", "info-line", "warning-line", "error-line"}) {
-    EXPECT_TRUE(contains(text, line)) << line << " in " << text;
+    EXPECT_TRUE(logContains(text, line)) << line << " in " << text;
   }
-  EXPECT_FALSE(contains(text, "trace-line"));
+  EXPECT_FALSE(logContains(text, "trace-line"));
   // stderr: --stderrthreshold's default, ERROR.
-  EXPECT_TRUE(contains(stderr_text_.str(), "error-line"));
-  EXPECT_FALSE(contains(stderr_text_.str(), "warning-line"));
+  EXPECT_TRUE(logContains(stderr_text_.str(), "error-line"));
+  EXPECT_FALSE(logContains(stderr_text_.str(), "warning-line"));
 }
 
 TEST_F(LogDestinationsTest, SkipLogHeadersLeavesOnlyLines) {
@@ -180,12 +180,12 @@ TEST_F(LogDestinationsTest, SkipLogHeadersLeavesOnlyLines) {
   configure();
   logEachSeverity();
   std::string text = readLogFile(options_.log_file);
-  EXPECT_FALSE(contains(text, "Log file created at")) << text;
-  EXPECT_FALSE(contains(text, "Running on machine")) << text;
+  EXPECT_FALSE(logContains(text, "Log file created at")) << text;
+  EXPECT_FALSE(logContains(text, "Running on machine")) << text;
   std::istringstream lines(text);
   std::string first;
   std::getline(lines, first);
-  EXPECT_TRUE(contains(first, "info-line")) << text;
+  EXPECT_TRUE(logContains(first, "info-line")) << text;
 }
 
 TEST_F(LogDestinationsTest, JsonFilesHaveNoHeadersAndOneObjectPerLine) {
@@ -222,8 +222,8 @@ TEST_F(LogDestinationsTest, FileRotatesPastItsMaximumSize) {
     EXPECT_LE(body.size(), kMaxBytes) << path.path();
     EXPECT_FALSE(body.empty()) << path.path();
   }
-  EXPECT_TRUE(contains(readLogFile(dir_ / "adapter.log"), "message number 099"));
-  EXPECT_FALSE(contains(readLogFile(dir_ / "adapter.log"), "message number 000"));
+  EXPECT_TRUE(logContains(readLogFile(dir_ / "adapter.log"), "message number 099"));
+  EXPECT_FALSE(logContains(readLogFile(dir_ / "adapter.log"), "message number 000"));
 }
 
 TEST_F(LogDestinationsTest, FileMaxSizeZeroNeverRotates) {
@@ -234,7 +234,7 @@ TEST_F(LogDestinationsTest, FileMaxSizeZeroNeverRotates) {
   for (int i = 0; i < 100; ++i) spdlog::info("message number {:03d}", i);
   flushLogs();
   EXPECT_FALSE(fs::exists(dir_ / "adapter.1.log"));
-  EXPECT_TRUE(contains(readLogFile(dir_ / "adapter.log"), "message number 000"));
+  EXPECT_TRUE(logContains(readLogFile(dir_ / "adapter.log"), "message number 000"));
 }
 
 TEST_F(LogDestinationsTest, DirSeverityFilesHoldTheirSeverityAndWorse) {
@@ -246,14 +246,14 @@ TEST_F(LogDestinationsTest, DirSeverityFilesHoldTheirSeverityAndWorse) {
   std::string info = readLogFile(dir_ / "metrics-adapter.INFO");
   std::string warning = readLogFile(dir_ / "metrics-adapter.WARNING");
   std::string error = readLogFile(dir_ / "metrics-adapter.ERROR");
-  EXPECT_TRUE(contains(info, "info-line") && contains(info, "warning-line") &&
-              contains(info, "error-line"))
+  EXPECT_TRUE(logContains(info, "info-line") && logContains(info, "warning-line") &&
+              logContains(info, "error-line"))
       << info;
-  EXPECT_TRUE(!contains(warning, "info-line") && contains(warning, "warning-line") &&
-              contains(warning, "error-line"))
+  EXPECT_TRUE(!logContains(warning, "info-line") && logContains(warning, "warning-line") &&
+              logContains(warning, "error-line"))
       << warning;
-  EXPECT_TRUE(!contains(error, "info-line") && !contains(error, "warning-line") &&
-              contains(error, "error-line"))
+  EXPECT_TRUE(!logContains(error, "info-line") && !logContains(error, "warning-line") &&
+              logContains(error, "error-line"))
       << error;
 }
 
@@ -270,14 +270,14 @@ TEST_F(LogDestinationsTest, DirOneOutputKeepsEachSeverityInItsOwnFile) {
   std::string info = readLogFile(dir_ / "metrics-adapter.INFO");
   std::string warning = readLogFile(dir_ / "metrics-adapter.WARNING");
   std::string error = readLogFile(dir_ / "metrics-adapter.ERROR");
-  EXPECT_TRUE(contains(info, "debug-line") && contains(info, "info-line") &&
-              !contains(info, "warning-line") && !contains(info, "error-line"))
+  EXPECT_TRUE(logContains(info, "debug-line") && logContains(info, "info-line") &&
+              !logContains(info, "warning-line") && !logContains(info, "error-line"))
       << info;
-  EXPECT_TRUE(contains(warning, "warning-line") && !contains(warning, "info-line") &&
-              !contains(warning, "error-line"))
+  EXPECT_TRUE(logContains(warning, "warning-line") && !logContains(warning, "info-line") &&
+              !logContains(warning, "error-line"))
       << warning;
-  EXPECT_TRUE(contains(error, "error-line") && contains(error, "critical-line") &&
-              !contains(error, "warning-line"))
+  EXPECT_TRUE(logContains(error, "error-line") && logContains(error, "critical-line") &&
+              !logContains(error, "warning-line"))
       << error;
 }
 
@@ -316,12 +316,12 @@ TEST_F(LogDestinationsTest, ToStderrIgnoresFileFlagsWithOneWarning) {
   logEachSeverity();
   EXPECT_FALSE(fs::exists(options_.log_file));
   std::string out = stderr_text_.str();
-  EXPECT_TRUE(contains(out, "--log_file, --one_output ignored: --logtostderr is true")) << out;
-  EXPECT_TRUE(contains(out, "info-line")) << out;
+  EXPECT_TRUE(logContains(out, "--log_file, --one_output ignored: --logtostderr is true")) << out;
+  EXPECT_TRUE(logContains(out, "info-line")) << out;
 
   options_ = LogOptions{};
   configure();
-  EXPECT_FALSE(contains(stderr_text_.str(), "ignored"));
+  EXPECT_FALSE(logContains(stderr_text_.str(), "ignored"));
 }
 
 TEST_F(LogDestinationsTest, SkipHeadersAndAddDirHeaderShapeTextLines) {
@@ -344,7 +344,7 @@ TEST_F(LogDestinationsTest, SkipHeadersAndAddDirHeaderShapeTextLines) {
   options_.add_dir_header = true;
   configure();
   SPDLOG_LOGGER_INFO(spdlog::default_logger(), "hello");
-  EXPECT_TRUE(contains(stderr_text_.str(), " I app/log_destinations_test.cpp:"))
+  EXPECT_TRUE(logContains(stderr_text_.str(), " I app/log_destinations_test.cpp:"))
       << stderr_text_.str();
 }
 
@@ -395,14 +395,14 @@ TEST_F(LogDestinationsTest, UnwritablePathsAreRefusedNamingFlagAndPath) {
         }
         ADD_FAILURE() << "accepted " << path;
       } catch (const std::invalid_argument& e) {
-        EXPECT_TRUE(contains(e.what(), c.flag) && contains(e.what(), path)) << e.what();
+        EXPECT_TRUE(logContains(e.what(), c.flag) && logContains(e.what(), path)) << e.what();
       }
     }
   }
   EXPECT_FALSE(fs::exists(dir_ / "missing"));  // nothing was created on the way
   // A refused configuration leaves the previous one in place.
   spdlog::error("still here");
-  EXPECT_TRUE(contains(stderr_text_.str(), "still here"));
+  EXPECT_TRUE(logContains(stderr_text_.str(), "still here"));
 }
 
 TEST_F(LogDestinationsTest, CheckOptionsOpensNothing) {
@@ -433,15 +433,16 @@ TEST_F(LogDestinationsTest, SecondCallReplacesTheDestinations) {
   flushLogs();
   std::string first = readLogFile(dir_ / "first.log");
   std::string second = readLogFile(dir_ / "second.log");
-  EXPECT_TRUE(contains(first, "to the first") && !contains(first, "to the second")) << first;
-  EXPECT_TRUE(contains(second, "to the second") && !contains(second, "to the first")) << second;
+  EXPECT_TRUE(logContains(first, "to the first") && !logContains(first, "to the second")) << first;
+  EXPECT_TRUE(logContains(second, "to the second") && !logContains(second, "to the first"))
+      << second;
   options_.verbosity = 6;
   configure();
   ASSERT_NE(spdlog::get("access"), nullptr);
   spdlog::get("access")->debug("new access logger");
   flushLogs();
   second = readLogFile(dir_ / "second.log");
-  EXPECT_TRUE(contains(second, "new access logger")) << second;
+  EXPECT_TRUE(logContains(second, "new access logger")) << second;
 }
 
 }  // namespace

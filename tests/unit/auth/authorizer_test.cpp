@@ -14,7 +14,7 @@ namespace metrics_adapter::auth {
 namespace {
 
 using nlohmann::json;
-using Outcome = AuthorizationResult::Outcome;
+using AuthzOutcome = AuthorizationResult::Outcome;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -24,7 +24,7 @@ constexpr const char* kC13 =
     "http_requests_per_second?labelSelector=app%3Dweb";
 
 // Records every POST and answers from a queue; an empty queue answers "allowed".
-class FakeKubeApi : public kube::KubeApi {
+class FakeReviewKubeApi : public kube::KubeApi {
  public:
   struct Post {
     std::string path;
@@ -94,7 +94,7 @@ class AuthorizerTest : public ::testing::Test {
     return authorizer().authorize(user, server::parseRequestInfo(method, target));
   }
 
-  std::shared_ptr<FakeKubeApi> api_ = std::make_shared<FakeKubeApi>();
+  std::shared_ptr<FakeReviewKubeApi> api_ = std::make_shared<FakeReviewKubeApi>();
   AuthorizerOptions options_;
   ManualClock clock_;
   std::unique_ptr<Authorizer> authorizer_;
@@ -103,7 +103,7 @@ class AuthorizerTest : public ::testing::Test {
 TEST_F(AuthorizerTest, C50_ReviewCarriesTheUserAndTheResourceAttributes) {
   const auto result = authorize(alice(), kC13);
 
-  EXPECT_EQ(result.outcome, Outcome::kAllowed);
+  EXPECT_EQ(result.outcome, AuthzOutcome::kAllowed);
   ASSERT_EQ(api_->posts.size(), 1u);
   EXPECT_EQ(api_->posts[0].path, kSarPath);
   EXPECT_EQ(api_->posts[0].timeout, milliseconds(1234));
@@ -118,12 +118,12 @@ TEST_F(AuthorizerTest, C50_ReviewCarriesTheUserAndTheResourceAttributes) {
 }
 
 TEST_F(AuthorizerTest, C51_DeniedReviewGivesUpstreamsForbiddenMessage) {
-  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}}));
+  api_->answerWith(FakeReviewKubeApi::review(json{{"allowed", false}}));
   const auto attributes = server::parseRequestInfo("GET", kC13);
 
   const auto result = authorizer().authorize(alice(), attributes);
 
-  EXPECT_EQ(result.outcome, Outcome::kDenied);
+  EXPECT_EQ(result.outcome, AuthzOutcome::kDenied);
   EXPECT_EQ(result.reason, "");
   EXPECT_EQ(forbiddenMessage(alice(), attributes, result.reason),
             "pods.custom.metrics.k8s.io \"*\" is forbidden: User \"alice\" cannot get resource "
@@ -166,21 +166,22 @@ TEST_F(AuthorizerTest, C54_DiscoveryIsANonResourceReview) {
 TEST_F(AuthorizerTest, C55_SystemMastersIsAllowedWithoutAReview) {
   const UserInfo admin{"front-proxy-user", "", {"system:masters", "system:authenticated"}, {}};
 
-  EXPECT_EQ(authorize(admin, kC13).outcome, Outcome::kAllowed);
-  EXPECT_EQ(authorize(admin, "/apis/custom.metrics.k8s.io/v1beta1").outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorize(admin, kC13).outcome, AuthzOutcome::kAllowed);
+  EXPECT_EQ(authorize(admin, "/apis/custom.metrics.k8s.io/v1beta1").outcome,
+            AuthzOutcome::kAllowed);
   EXPECT_TRUE(api_->posts.empty());
   EXPECT_EQ(authorizer().stats().reviews, 0u);
 }
 
 TEST_F(AuthorizerTest, C56_AnonymousIsReviewedAndDeniedButMayProbeHealth) {
-  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}}));
+  api_->answerWith(FakeReviewKubeApi::review(json{{"allowed", false}}));
   const auto attributes = server::parseRequestInfo("GET", kC13);
 
   const auto metric = authorizer().authorize(anonymousUser(), attributes);
   const auto health = authorize(anonymousUser(), "/healthz");
 
-  EXPECT_EQ(metric.outcome, Outcome::kDenied);
-  EXPECT_EQ(health.outcome, Outcome::kAllowed);
+  EXPECT_EQ(metric.outcome, AuthzOutcome::kDenied);
+  EXPECT_EQ(health.outcome, AuthzOutcome::kAllowed);
   ASSERT_EQ(api_->posts.size(), 1u);
   EXPECT_EQ(api_->posts[0].body["spec"]["user"], "system:anonymous");
   EXPECT_EQ(api_->posts[0].body["spec"]["groups"], json::array({"system:unauthenticated"}));
@@ -194,18 +195,18 @@ TEST_F(AuthorizerTest, C56_AnonymousIsReviewedAndDeniedButMayProbeHealth) {
 TEST_F(AuthorizerTest, CachedOnlyNeverReviewsButUsesTheCacheAndTheRules) {
   const auto discovery = server::parseRequestInfo("GET", "/apis/custom.metrics.k8s.io/v1beta1");
   EXPECT_EQ(authorizer().authorize(alice(), discovery, Reviews::kCachedOnly).outcome,
-            Outcome::kNeedsReview);
+            AuthzOutcome::kNeedsReview);
   EXPECT_TRUE(api_->posts.empty());
-  EXPECT_EQ(authorizer().authorize(alice(), discovery).outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorizer().authorize(alice(), discovery).outcome, AuthzOutcome::kAllowed);
   EXPECT_EQ(authorizer().authorize(alice(), discovery, Reviews::kCachedOnly).outcome,
-            Outcome::kAllowed);
+            AuthzOutcome::kAllowed);
   EXPECT_EQ(api_->posts.size(), 1u);
 
-  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}, {"reason", "no"}}));
+  api_->answerWith(FakeReviewKubeApi::review(json{{"allowed", false}, {"reason", "no"}}));
   const UserInfo mallory{"mallory", "", {"system:authenticated"}, {}};
-  EXPECT_EQ(authorizer().authorize(mallory, discovery).outcome, Outcome::kDenied);
+  EXPECT_EQ(authorizer().authorize(mallory, discovery).outcome, AuthzOutcome::kDenied);
   const auto denied = authorizer().authorize(mallory, discovery, Reviews::kCachedOnly);
-  EXPECT_EQ(denied.outcome, Outcome::kDenied);
+  EXPECT_EQ(denied.outcome, AuthzOutcome::kDenied);
   EXPECT_EQ(denied.reason, "no");
 
   // Always-allowed paths and system:masters need no review.
@@ -213,10 +214,10 @@ TEST_F(AuthorizerTest, CachedOnlyNeverReviewsButUsesTheCacheAndTheRules) {
       authorizer()
           .authorize(mallory, server::parseRequestInfo("GET", "/healthz"), Reviews::kCachedOnly)
           .outcome,
-      Outcome::kAllowed);
+      AuthzOutcome::kAllowed);
   const UserInfo admin{"admin", "", {"system:masters"}, {}};
   EXPECT_EQ(authorizer().authorize(admin, discovery, Reviews::kCachedOnly).outcome,
-            Outcome::kAllowed);
+            AuthzOutcome::kAllowed);
   EXPECT_EQ(api_->posts.size(), 2u);
 }
 
@@ -233,13 +234,13 @@ TEST_F(AuthorizerTest, UidIsSentWhenSetAndEmptyFieldsAreOmitted) {
 }
 
 TEST_F(AuthorizerTest, DeniedReviewReasonIsReturnedAndAppendedToTheMessage) {
-  api_->answerWith(FakeKubeApi::review(
+  api_->answerWith(FakeReviewKubeApi::review(
       json{{"allowed", false}, {"denied", true}, {"reason", "no RBAC policy matched"}}));
   const auto attributes = server::parseRequestInfo("GET", "/apis/custom.metrics.k8s.io/v1beta1");
 
   const auto result = authorizer().authorize(alice(), attributes);
 
-  EXPECT_EQ(result.outcome, Outcome::kDenied);
+  EXPECT_EQ(result.outcome, AuthzOutcome::kDenied);
   EXPECT_EQ(result.reason, "no RBAC policy matched");
   EXPECT_EQ(forbiddenMessage(alice(), attributes, result.reason),
             "forbidden: User \"alice\" cannot get path \"/apis/custom.metrics.k8s.io/v1beta1\": "
@@ -248,16 +249,16 @@ TEST_F(AuthorizerTest, DeniedReviewReasonIsReturnedAndAppendedToTheMessage) {
 
 TEST_F(AuthorizerTest, AnswerWithoutStatusIsNoOpinionAndDenies) {
   api_->answerWith(json{{"kind", "SubjectAccessReview"}});
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kDenied);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kDenied);
 }
 
 TEST_F(AuthorizerTest, HugeReasonIsBoundedToOneLine) {
-  api_->answerWith(FakeKubeApi::review(
+  api_->answerWith(FakeReviewKubeApi::review(
       json{{"allowed", false}, {"reason", "line one\nline two" + std::string(100000, 'x')}}));
 
   const auto result = authorize(alice(), kC13);
 
-  EXPECT_EQ(result.outcome, Outcome::kDenied);
+  EXPECT_EQ(result.outcome, AuthzOutcome::kDenied);
   EXPECT_LE(result.reason.size(), 1100u);
   EXPECT_EQ(result.reason.rfind("line one line two", 0), 0u);
 }
@@ -265,13 +266,13 @@ TEST_F(AuthorizerTest, HugeReasonIsBoundedToOneLine) {
 TEST_F(AuthorizerTest, AllowedAnswersAreCachedForAllowedTtl) {
   options_.allowed_ttl = seconds(10);
 
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kAllowed);
   clock_.advance(milliseconds(9999));
-  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}}));  // would deny if asked
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kAllowed);
+  api_->answerWith(FakeReviewKubeApi::review(json{{"allowed", false}}));  // would deny if asked
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kAllowed);
   EXPECT_EQ(api_->posts.size(), 1u);
   clock_.advance(milliseconds(1));
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kDenied);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kDenied);
   EXPECT_EQ(api_->posts.size(), 2u);
   EXPECT_EQ(authorizer().stats().reviews, 2u);
   EXPECT_EQ(authorizer().stats().cache_hits, 1u);
@@ -280,16 +281,16 @@ TEST_F(AuthorizerTest, AllowedAnswersAreCachedForAllowedTtl) {
 TEST_F(AuthorizerTest, DeniedAnswersAreCachedForDeniedTtlWithTheirReason) {
   options_.allowed_ttl = seconds(60);
   options_.denied_ttl = seconds(2);
-  api_->answerWith(FakeKubeApi::review(json{{"allowed", false}, {"reason", "nope"}}));
+  api_->answerWith(FakeReviewKubeApi::review(json{{"allowed", false}, {"reason", "nope"}}));
 
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kDenied);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kDenied);
   clock_.advance(milliseconds(1999));
   const auto cached = authorize(alice(), kC13);
-  EXPECT_EQ(cached.outcome, Outcome::kDenied);
+  EXPECT_EQ(cached.outcome, AuthzOutcome::kDenied);
   EXPECT_EQ(cached.reason, "nope");
   EXPECT_EQ(api_->posts.size(), 1u);
   clock_.advance(milliseconds(1));
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kAllowed);
   EXPECT_EQ(api_->posts.size(), 2u);
 }
 
@@ -360,38 +361,38 @@ TEST_F(AuthorizerTest, UnreachableApiServerIsUnavailableAndNotCached) {
   const auto failed = authorize(alice(), kC13);
   const auto retried = authorize(alice(), kC13);
 
-  EXPECT_EQ(failed.outcome, Outcome::kUnavailable);
+  EXPECT_EQ(failed.outcome, AuthzOutcome::kUnavailable);
   EXPECT_NE(failed.reason.find("i/o timeout"), std::string::npos) << failed.reason;
-  EXPECT_EQ(retried.outcome, Outcome::kAllowed);
+  EXPECT_EQ(retried.outcome, AuthzOutcome::kAllowed);
   EXPECT_EQ(api_->posts.size(), 2u);
   EXPECT_EQ(authorizer().stats().cache_hits, 0u);
 }
 
 TEST_F(AuthorizerTest, ApiServerRefusingTheReviewIsUnavailable) {
   api_->failWith(kube::KubeError(403, "subjectaccessreviews.authorization.k8s.io is forbidden"));
-  EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kUnavailable);
+  EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kUnavailable);
 }
 
 TEST_F(AuthorizerTest, MalformedAnswersAreUnavailableAndNotCached) {
   const std::vector<json> answers = {
       json::array(),
       json("SubjectAccessReview"),
-      FakeKubeApi::review(json("allowed")),
-      FakeKubeApi::review(json{{"allowed", "true"}}),
-      FakeKubeApi::review(json{{"allowed", false}, {"denied", 1}}),
-      FakeKubeApi::review(json{{"allowed", false}, {"reason", json::array({"x"})}}),
+      FakeReviewKubeApi::review(json("allowed")),
+      FakeReviewKubeApi::review(json{{"allowed", "true"}}),
+      FakeReviewKubeApi::review(json{{"allowed", false}, {"denied", 1}}),
+      FakeReviewKubeApi::review(json{{"allowed", false}, {"reason", json::array({"x"})}}),
   };
   for (const json& answer : answers) api_->answerWith(answer);
 
   for (const json& answer : answers) {
-    EXPECT_EQ(authorize(alice(), kC13).outcome, Outcome::kUnavailable) << answer.dump();
+    EXPECT_EQ(authorize(alice(), kC13).outcome, AuthzOutcome::kUnavailable) << answer.dump();
   }
   EXPECT_EQ(authorizer().stats().cache_hits, 0u);
 }
 
 TEST_F(AuthorizerTest, DefaultAlwaysAllowPathsAreExactAndForAnyUser) {
   for (const char* path : {"/healthz", "/readyz", "/livez", "/livez?verbose"}) {
-    EXPECT_EQ(authorize(anonymousUser(), path).outcome, Outcome::kAllowed) << path;
+    EXPECT_EQ(authorize(anonymousUser(), path).outcome, AuthzOutcome::kAllowed) << path;
   }
   EXPECT_TRUE(api_->posts.empty());
 
@@ -402,9 +403,11 @@ TEST_F(AuthorizerTest, DefaultAlwaysAllowPathsAreExactAndForAnyUser) {
 TEST_F(AuthorizerTest, AlwaysAllowPrefixesEndInAStar) {
   options_.always_allow_paths = {"/healthz*", "metrics", "/apis/*"};
 
-  EXPECT_EQ(authorize(anonymousUser(), "/healthz/ping").outcome, Outcome::kAllowed);
-  EXPECT_EQ(authorize(anonymousUser(), "/metrics").outcome, Outcome::kAllowed);  // '/' optional
-  EXPECT_EQ(authorize(anonymousUser(), "/apis/custom.metrics.k8s.io").outcome, Outcome::kAllowed);
+  EXPECT_EQ(authorize(anonymousUser(), "/healthz/ping").outcome, AuthzOutcome::kAllowed);
+  EXPECT_EQ(authorize(anonymousUser(), "/metrics").outcome,
+            AuthzOutcome::kAllowed);  // '/' optional
+  EXPECT_EQ(authorize(anonymousUser(), "/apis/custom.metrics.k8s.io").outcome,
+            AuthzOutcome::kAllowed);
   EXPECT_TRUE(api_->posts.empty());
 
   // Upstream's path authorizer has no opinion on resource requests.
@@ -420,9 +423,9 @@ TEST_F(AuthorizerTest, StarInsideAnAlwaysAllowPathIsRejected) {
 TEST_F(AuthorizerTest, WithoutAnApiEverythingElseIsDenied) {
   Authorizer without_api(nullptr, options_);
   EXPECT_EQ(without_api.authorize(alice(), server::parseRequestInfo("GET", kC13)).outcome,
-            Outcome::kDenied);
+            AuthzOutcome::kDenied);
   EXPECT_EQ(without_api.authorize(alice(), server::parseRequestInfo("GET", "/readyz")).outcome,
-            Outcome::kAllowed);
+            AuthzOutcome::kAllowed);
 }
 
 TEST_F(AuthorizerTest, InvalidUtf8IsSentAsReplacementCharacters) {
@@ -430,7 +433,7 @@ TEST_F(AuthorizerTest, InvalidUtf8IsSentAsReplacementCharacters) {
   user.extra["k\xFF"] = {"v\xC3"};
 
   EXPECT_EQ(authorize(user, "/apis/custom.metrics.k8s.io/v1beta1/nodes/%FF/m").outcome,
-            Outcome::kAllowed);
+            AuthzOutcome::kAllowed);
 
   ASSERT_EQ(api_->posts.size(), 1u);
   EXPECT_EQ(api_->posts[0].body["spec"]["resourceAttributes"]["name"], "\xEF\xBF\xBD");

@@ -13,7 +13,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class ManualClock {
+class CacheClock {
  public:
   TtlCache<std::string, int>::Now now() {
     return [this] { return now_; };
@@ -25,7 +25,7 @@ class ManualClock {
 };
 
 TEST(TtlCacheTest, ReturnsWhatWasPutUntilTheTtlHasPassed) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(10, clock.now());
   cache.put("a", 1, seconds(10));
   EXPECT_EQ(cache.get("a"), 1);
@@ -37,7 +37,7 @@ TEST(TtlCacheTest, ReturnsWhatWasPutUntilTheTtlHasPassed) {
 }
 
 TEST(TtlCacheTest, EachInsertionHasItsOwnTtl) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(10, clock.now());
   cache.put("short", 1, seconds(1));
   cache.put("long", 2, seconds(5));
@@ -47,7 +47,7 @@ TEST(TtlCacheTest, EachInsertionHasItsOwnTtl) {
 }
 
 TEST(TtlCacheTest, PutReplacesValueAndRestartsTheTtl) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(10, clock.now());
   cache.put("a", 1, seconds(2));
   clock.advance(seconds(1));
@@ -58,7 +58,7 @@ TEST(TtlCacheTest, PutReplacesValueAndRestartsTheTtl) {
 }
 
 TEST(TtlCacheTest, NonPositiveTtlStoresNothingAndRemovesTheOldEntry) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(10, clock.now());
   cache.put("a", 1, seconds(2));
   cache.put("a", 2, milliseconds(0));
@@ -67,7 +67,7 @@ TEST(TtlCacheTest, NonPositiveTtlStoresNothingAndRemovesTheOldEntry) {
 }
 
 TEST(TtlCacheTest, NeverHoldsMoreThanMaxEntriesAndEvictsTheSoonestToExpire) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(3, clock.now());
   cache.put("a", 1, seconds(30));
   cache.put("b", 2, seconds(10));  // soonest to expire
@@ -81,7 +81,7 @@ TEST(TtlCacheTest, NeverHoldsMoreThanMaxEntriesAndEvictsTheSoonestToExpire) {
 }
 
 TEST(TtlCacheTest, WhenFullDropsExpiredEntriesBeforeLiveOnes) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(3, clock.now());
   cache.put("old1", 1, seconds(1));
   cache.put("old2", 2, seconds(1));
@@ -94,7 +94,7 @@ TEST(TtlCacheTest, WhenFullDropsExpiredEntriesBeforeLiveOnes) {
 }
 
 TEST(TtlCacheTest, ZeroMaxEntriesStillHoldsOne) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(0, clock.now());
   EXPECT_EQ(cache.maxEntries(), 1u);
   cache.put("a", 1, seconds(1));
@@ -104,7 +104,7 @@ TEST(TtlCacheTest, ZeroMaxEntriesStillHoldsOne) {
 }
 
 TEST(TtlCacheTest, EraseAndClearRemoveEntries) {
-  ManualClock clock;
+  CacheClock clock;
   TtlCache<std::string, int> cache(10, clock.now());
   cache.put("a", 1, seconds(1));
   cache.put("b", 2, seconds(1));

@@ -20,8 +20,8 @@ using net::testing::pki_detail::CertificateSpec;
 
 constexpr long kHour = 3600;
 
-CertificateSpec clientSpec(const std::string& common_name,
-                           std::vector<std::string> organizations = {}) {
+CertificateSpec x509ClientSpec(const std::string& common_name,
+                               std::vector<std::string> organizations = {}) {
   return CertificateSpec{
       common_name, std::move(organizations), {{NID_ext_key_usage, "clientAuth"}}};
 }
@@ -34,7 +34,7 @@ ChainVerification verify(const std::string& bundle, const std::vector<std::strin
 TEST(X509VerifierTest, AcceptsClientCertificateAndReadsCommonNameAndEveryOrganization) {
   const TestAuthority ca = makeAuthority("client-ca");
   const ChainVerification result =
-      verify(ca.pem(), {issueCertificate(ca, clientSpec("alice", {"devs", "ops"}))});
+      verify(ca.pem(), {issueCertificate(ca, x509ClientSpec("alice", {"devs", "ops"}))});
   ASSERT_TRUE(result.verified) << result.error;
   EXPECT_EQ(result.subject.common_name, "alice");
   EXPECT_EQ(result.subject.organizations, (std::vector<std::string>{"devs", "ops"}));
@@ -79,21 +79,21 @@ TEST(X509VerifierTest, AcceptsLeafWithoutExtendedKeyUsage) {
 TEST(X509VerifierTest, RefusesCertificateOfAnotherAuthority) {
   const TestAuthority trusted = makeAuthority("client-ca");
   const TestAuthority other = makeAuthority("front-proxy-ca");
-  EXPECT_FALSE(verify(trusted.pem(), {issueCertificate(other, clientSpec("alice"))}).verified);
+  EXPECT_FALSE(verify(trusted.pem(), {issueCertificate(other, x509ClientSpec("alice"))}).verified);
 }
 
 TEST(X509VerifierTest, RefusesLeafChainedToAnImpostorRootOfTheSameName) {
   const TestAuthority trusted = makeAuthority("client-ca");
   const TestAuthority impostor = makeAuthority("client-ca");
   EXPECT_FALSE(
-      verify(trusted.pem(), {issueCertificate(impostor, clientSpec("alice")), impostor.pem()})
+      verify(trusted.pem(), {issueCertificate(impostor, x509ClientSpec("alice")), impostor.pem()})
           .verified);
 }
 
 TEST(X509VerifierTest, TakesIntermediatesFromThePeerChain) {
   const TestAuthority root = makeAuthority("root-ca");
   const TestAuthority intermediate = makeAuthority("intermediate-ca", &root);
-  const std::string leaf = issueCertificate(intermediate, clientSpec("alice"));
+  const std::string leaf = issueCertificate(intermediate, x509ClientSpec("alice"));
   const ChainVerification with = verify(root.pem(), {leaf, intermediate.pem()});
   EXPECT_TRUE(with.verified) << with.error;
   EXPECT_EQ(with.subject.common_name, "alice");
@@ -104,22 +104,22 @@ TEST(X509VerifierTest, TakesIntermediatesFromThePeerChain) {
 TEST(X509VerifierTest, TrustsAnIntermediateGivenAsTheBundle) {
   const TestAuthority root = makeAuthority("root-ca");
   const TestAuthority intermediate = makeAuthority("intermediate-ca", &root);
-  EXPECT_TRUE(
-      verify(intermediate.pem(), {issueCertificate(intermediate, clientSpec("alice"))}).verified);
+  EXPECT_TRUE(verify(intermediate.pem(), {issueCertificate(intermediate, x509ClientSpec("alice"))})
+                  .verified);
 }
 
 TEST(X509VerifierTest, TrustsEveryCertificateOfTheBundle) {
   const TestAuthority first = makeAuthority("ca-1");
   const TestAuthority second = makeAuthority("ca-2");
   const std::string bundle = first.pem() + "\n" + second.pem();
-  EXPECT_TRUE(verify(bundle, {issueCertificate(first, clientSpec("a"))}).verified);
-  EXPECT_TRUE(verify(bundle, {issueCertificate(second, clientSpec("b"))}).verified);
+  EXPECT_TRUE(verify(bundle, {issueCertificate(first, x509ClientSpec("a"))}).verified);
+  EXPECT_TRUE(verify(bundle, {issueCertificate(second, x509ClientSpec("b"))}).verified);
 }
 
 TEST(X509VerifierTest, IsUsableFromSeveralThreadsAtOnce) {
   const TestAuthority ca = makeAuthority("client-ca");
   const X509Verifier verifier(ca.pem());
-  const std::vector<std::string> chain = {issueCertificate(ca, clientSpec("alice"))};
+  const std::vector<std::string> chain = {issueCertificate(ca, x509ClientSpec("alice"))};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
@@ -155,7 +155,7 @@ TEST_P(PeerChainUnusableTest, IsPresentedButUnusableAndNeverVerifies) {
 
 std::string validLeaf() {
   static const TestAuthority ca = makeAuthority("some-ca");
-  return issueCertificate(ca, clientSpec("alice"));
+  return issueCertificate(ca, x509ClientSpec("alice"));
 }
 
 INSTANTIATE_TEST_SUITE_P(

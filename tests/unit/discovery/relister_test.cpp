@@ -15,7 +15,7 @@
 namespace metrics_adapter::discovery {
 namespace {
 
-constexpr const char* kRules = R"(
+constexpr const char* kRelisterRules = R"(
 rules:
 - seriesQuery: '{__name__=~"^DCGM_.*"}'
   resources:
@@ -36,7 +36,7 @@ std::shared_ptr<const RuleSet> ruleSet(std::vector<kube::ResourceInfo> resources
   auto set = std::make_shared<RuleSet>();
   set->mapper = std::make_shared<const kube::RestMapper>(std::move(resources));
   set->backends = prometheus::BackendSet::single(std::move(prometheus));
-  set->rules = compileRules(config::parseConfig(kRules, "r.yaml"), *set->mapper, nullptr);
+  set->rules = compileRules(config::parseConfig(kRelisterRules, "r.yaml"), *set->mapper, nullptr);
   return set;
 }
 

@@ -15,13 +15,13 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-const kube::RestMapper& mapper() {
+const kube::RestMapper& converterMapper() {
   static const kube::RestMapper kMapper = kube::RestMapper::builtin();
   return kMapper;
 }
 
 kube::ResourceInfo resource(std::string_view group, std::string_view name) {
-  return *mapper().resourceFor(group, name);
+  return *converterMapper().resourceFor(group, name);
 }
 
 config::ResourceMapping overrides(std::map<std::string, config::GroupResourceRef> entries) {
@@ -50,7 +50,7 @@ TEST(ResourceConverterTest, OverridesMapBothWays) {
                                                {"pod_name", {"", "pods"}},
                                                {"node_name", {"", "Node"}},
                                                {"microservice", {"apps", "deployment"}}}),
-                                    mapper(), "c.yaml: rules[0]", &warnings);
+                                    converterMapper(), "c.yaml: rules[0]", &warnings);
   EXPECT_THAT(warnings, IsEmpty());
   EXPECT_EQ(labelTarget(converter, "pod_name"), "pods");
   EXPECT_EQ(labelTarget(converter, "namespace_name"), "namespaces");
@@ -72,7 +72,7 @@ TEST(ResourceConverterTest, UnknownOverrideIsDroppedWithWarning) {
   const ResourceConverter converter(
       overrides(
           {{"brand", {"cheese.io", "brand"}}, {"foo", {"", "widgets"}}, {"pod", {"", "pod"}}}),
-      mapper(), "c.yaml: rules[3]", &warnings);
+      converterMapper(), "c.yaml: rules[3]", &warnings);
   EXPECT_THAT(
       warnings,
       ElementsAre(
@@ -93,7 +93,7 @@ TEST(ResourceConverterTest, TwoOverridesForOneResourcePickTheFirstLabel) {
   const ResourceConverter converter(
       overrides(
           {{"pod_name", {"", "pod"}}, {"pod", {"", "pods"}}, {"kubernetes_pod", {"", "Pod"}}}),
-      mapper(), "c.yaml: rules[0]", &warnings);
+      converterMapper(), "c.yaml: rules[0]", &warnings);
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), "kubernetes_pod");
   EXPECT_THAT(warnings,
               ElementsAre("c.yaml: rules[0].resources.overrides.pod: resource \"pods\" is also "
@@ -108,14 +108,14 @@ TEST(ResourceConverterTest, TwoOverridesForOneResourcePickTheFirstLabel) {
 }
 
 TEST(ResourceConverterTest, NullWarningsAreAllowed) {
-  const ResourceConverter converter(overrides({{"x", {"", "nope"}}}), mapper(), "c.yaml: rules[0]",
-                                    nullptr);
+  const ResourceConverter converter(overrides({{"x", {"", "nope"}}}), converterMapper(),
+                                    "c.yaml: rules[0]", nullptr);
   EXPECT_EQ(labelTarget(converter, "x"), "");
 }
 
 TEST(ResourceConverterTest, NoMappingMapsNothing) {
-  const ResourceConverter converter(config::ResourceMapping{}, mapper(), "c.yaml: rules[0]",
-                                    nullptr);
+  const ResourceConverter converter(config::ResourceMapping{}, converterMapper(),
+                                    "c.yaml: rules[0]", nullptr);
   EXPECT_EQ(labelTarget(converter, "pod"), "");
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), std::nullopt);
 }
@@ -123,16 +123,16 @@ TEST(ResourceConverterTest, NoMappingMapsNothing) {
 TEST(ResourceConverterTest, NamespacedFlagPassesThrough) {
   config::ResourceMapping mapping;
   mapping.namespaced = false;
-  EXPECT_FALSE(
-      ResourceConverter(mapping, mapper(), "c.yaml: externalRules[1]", nullptr).namespaced());
+  EXPECT_FALSE(ResourceConverter(mapping, converterMapper(), "c.yaml: externalRules[1]", nullptr)
+                   .namespaced());
 }
 
 // docs/api-contract.md "prometheus-adapter: resource association" with the stock template:
 // ordinary labels become resources when the mapper knows them (singular or plural, any case,
 // group guessed core first); short names don't.
 TEST(ResourceConverterTest, ResourceTemplateMatchesLabels) {
-  const ResourceConverter converter(templated("<<.Resource>>"), mapper(), "c.yaml: rules[2]",
-                                    nullptr);
+  const ResourceConverter converter(templated("<<.Resource>>"), converterMapper(),
+                                    "c.yaml: rules[2]", nullptr);
   const struct {
     const char* label;
     const char* target;
@@ -162,7 +162,7 @@ TEST(ResourceConverterTest, ResourceTemplateMatchesLabels) {
 // '-' replaced by '_' one way only; core renders an empty group; labels with dotted groups or
 // core resources cannot be matched back.
 TEST(ResourceConverterTest, GroupTemplate) {
-  const ResourceConverter converter(templated("kube_<<.Group>>_<<.Resource>>"), mapper(),
+  const ResourceConverter converter(templated("kube_<<.Group>>_<<.Resource>>"), converterMapper(),
                                     "c.yaml: rules[0]", nullptr);
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), "kube__pod");
   EXPECT_EQ(converter.labelForResource(resource("apps", "deployments")), "kube_apps_deployment");
@@ -187,7 +187,7 @@ TEST(ResourceConverterTest, OverrideWinsOverTemplate) {
   config::ResourceMapping mapping = templated("<<.Resource>>");
   mapping.overrides["pod_name"] = {"", "pod"};
   mapping.overrides["job"] = {"", "pod"};
-  const ResourceConverter converter(mapping, mapper(), "c.yaml: rules[0]", nullptr);
+  const ResourceConverter converter(mapping, converterMapper(), "c.yaml: rules[0]", nullptr);
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), "job");    // override, first label
   EXPECT_EQ(labelTarget(converter, "job"), "pods");                      // not jobs.batch
   EXPECT_EQ(converter.labelForResource(resource("", "nodes")), "node");  // template
@@ -196,7 +196,8 @@ TEST(ResourceConverterTest, OverrideWinsOverTemplate) {
 
 std::string constructionError(const std::string& template_text) {
   try {
-    ResourceConverter converter(templated(template_text), mapper(), "c.yaml: rules[1]", nullptr);
+    ResourceConverter converter(templated(template_text), converterMapper(), "c.yaml: rules[1]",
+                                nullptr);
   } catch (const config::ConfigError& e) {
     return e.what();
   }
@@ -228,7 +229,7 @@ TEST(ResourceConverterTest, TemplateRenderingEmptyIsInvalid) {
 
 // Any template the engine accepts works both ways, as long as it does not truncate its inputs.
 TEST(ResourceConverterTest, TemplateWithFunctions) {
-  const ResourceConverter converter(templated("<<printf \"k8s_%s\" .Resource>>"), mapper(),
+  const ResourceConverter converter(templated("<<printf \"k8s_%s\" .Resource>>"), converterMapper(),
                                     "c.yaml: rules[0]", nullptr);
   EXPECT_EQ(converter.labelForResource(resource("", "pods")), "k8s_pod");
   EXPECT_EQ(labelTarget(converter, "k8s_deployment"), "deployments.apps");

@@ -22,7 +22,7 @@ using testing::metadataObject;
 const std::string kFirstPage = "/api/v1/namespaces/default/pods?limit=2";
 const std::string kSecondPage = "/api/v1/namespaces/default/pods?limit=2&continue=next%2F1";
 
-ResourceInfo pods() { return {"", "v1", "Pod", "pods", "pod", true}; }
+ResourceInfo informerPods() { return {"", "v1", "Pod", "pods", "pod", true}; }
 
 class InformerTest : public ::testing::Test {
  protected:
@@ -40,8 +40,8 @@ class InformerTest : public ::testing::Test {
   }
 
   void start() {
-    informer_ =
-        std::make_unique<Informer>(api_, pods(), "default", options_, metrics_, [] { return 0.0; });
+    informer_ = std::make_unique<Informer>(api_, informerPods(), "default", options_, metrics_,
+                                           [] { return 0.0; });
     informer_->start();
   }
 
@@ -249,7 +249,8 @@ TEST_F(InformerTest, KeepsNamespaceAndCreationTimestampSortedByNamespaceThenName
                          "10", "more"));
   api_->setPage("/api/v1/pods?limit=2&continue=more",
                 listPage({metadataObject("x", {{"app", "web"}}, "", "a")}, "10"));
-  informer_ = std::make_unique<Informer>(api_, pods(), "", options_, metrics_, [] { return 0.0; });
+  informer_ =
+      std::make_unique<Informer>(api_, informerPods(), "", options_, metrics_, [] { return 0.0; });
   informer_->start();
   const auto listed = informer_->objects(Informer::SteadyClock::now() + 5s);
   std::vector<std::string> keys;
@@ -275,8 +276,8 @@ TEST_F(InformerTest, KeepsNamespaceAndCreationTimestampSortedByNamespaceThenName
 
 TEST(InformerKeyTest, Table) {
   const ResourceInfo nodes{"", "v1", "Node", "nodes", "node", false};
-  EXPECT_EQ(informerKey(pods(), "default", ""), "pods/default");
-  EXPECT_EQ(informerKey(pods(), "", "status.phase=Running"), "pods/?status.phase=Running");
+  EXPECT_EQ(informerKey(informerPods(), "default", ""), "pods/default");
+  EXPECT_EQ(informerKey(informerPods(), "", "status.phase=Running"), "pods/?status.phase=Running");
   EXPECT_EQ(informerKey(nodes, "ignored", ""), "nodes/");
 }
 

@@ -23,7 +23,7 @@ using net::testing::Reply;
 const std::string kAccept =
     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
-KubeClientOptions optionsFor(const FakeHttpServer& server) {
+KubeClientOptions watchOptionsFor(const FakeHttpServer& server) {
   KubeClientOptions options;
   options.server = server.url();
   options.timeout = 10s;
@@ -75,7 +75,7 @@ TEST(KubeClientWatchTest, HandsOverEachEventAsItArrivesAndReturnsWhenTheServerEn
       {"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n{\"ty",
        "pe\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n"});
   FakeHttpServer server(answering(stream.reply()));
-  KubeClient client(optionsFor(server));
+  KubeClient client(watchOptionsFor(server));
   std::vector<std::string> seen;
   client.watch(watchOf("/api/v1/pods?watch=1&resourceVersion=7"), [&](WatchEvent&& event) {
     seen.push_back(event.type + " " + event.object["metadata"].dump());
@@ -93,7 +93,7 @@ TEST(KubeClientWatchTest, AnswersOtherThan2xxAreKubeErrorsWithTheirStatus) {
   FakeHttpServer server(answering(jsonReply(
       R"({"kind":"Status","status":"Failure","message":"too old resource version","reason":"Expired","code":410})",
       410)));
-  KubeClient client(optionsFor(server));
+  KubeClient client(watchOptionsFor(server));
   try {
     client.watch(watchOf("/api/v1/pods?watch=1&resourceVersion=1"),
                  [](WatchEvent&&) { return true; });
@@ -108,7 +108,7 @@ TEST(KubeClientWatchTest, AnIdleStreamOutlivesTheClientsCallTimeout) {
   // options.timeout bounds GET and POST; a watch lives for its own request's timeout.
   StreamedReply stream({"{\"type\":\"ADDED\",\"object\":{}}\n"}, /*hold=*/true);
   FakeHttpServer server(answering(stream.reply()));
-  KubeClientOptions options = optionsFor(server);
+  KubeClientOptions options = watchOptionsFor(server);
   options.timeout = 100ms;
   KubeClient client(options);
   std::thread releaser([&] {
@@ -127,7 +127,7 @@ TEST(KubeClientWatchTest, AnIdleStreamOutlivesTheClientsCallTimeout) {
 TEST(KubeClientWatchTest, TheCancellerEndsAnIdleStream) {
   StreamedReply stream({"{\"type\":\"ADDED\",\"object\":{}}\n"}, /*hold=*/true);
   FakeHttpServer server(answering(stream.reply()));
-  KubeClient client(optionsFor(server));
+  KubeClient client(watchOptionsFor(server));
   auto canceller = std::make_shared<net::CallCanceller>();
   std::atomic<bool> first_event{false};
   std::thread cancel([&] {
@@ -152,7 +152,7 @@ TEST(KubeClientWatchTest, TheCancellerEndsAnIdleStream) {
 TEST(KubeClientWatchTest, AMalformedLineEndsTheWatchWithAnError) {
   StreamedReply stream({"{\"type\":\"ADDED\",\"object\":{}}\nnot json\n"}, /*hold=*/true);
   FakeHttpServer server(answering(stream.reply()));
-  KubeClient client(optionsFor(server));
+  KubeClient client(watchOptionsFor(server));
   int events = 0;
   EXPECT_THROW(client.watch(watchOf("/api/v1/pods?watch=1"),
                             [&](WatchEvent&&) {

@@ -158,14 +158,14 @@ class PrometheusClientTlsTest : public ::testing::Test {
   static inline fs::path* dir_ = nullptr;
 };
 
-const Clock::time_point kAt{std::chrono::seconds(1700000000)};
+const Clock::time_point kTlsAt{std::chrono::seconds(1700000000)};
 
 TEST_F(PrometheusClientTlsTest, CaFileIsTrustedInAdditionToTheSystemRoots) {
   TlsFakePrometheus server(*identity_, /*require_client_certificate=*/false);
   PrometheusClientOptions options = optionsFor(server);
   options.ca_file = file("cert.pem");
   PrometheusClient client(options);
-  const QueryResult result = client.query("7", kAt, std::chrono::seconds(10));
+  const QueryResult result = client.query("7", kTlsAt, std::chrono::seconds(10));
   ASSERT_EQ(result.samples.size(), 1u);
   EXPECT_EQ(result.samples[0].value, 7);
 }
@@ -174,7 +174,7 @@ TEST_F(PrometheusClientTlsTest, UntrustedServerIsUnreachableNamingTls) {
   TlsFakePrometheus server(*identity_, false);
   PrometheusClient client(optionsFor(server));
   try {
-    client.query("7", kAt, std::chrono::seconds(10));
+    client.query("7", kTlsAt, std::chrono::seconds(10));
     FAIL() << "an untrusted certificate was accepted";
   } catch (const PrometheusError& e) {
     EXPECT_EQ(e.kind(), PrometheusError::Kind::kUnreachable);
@@ -187,13 +187,13 @@ TEST_F(PrometheusClientTlsTest, ClientCertificateIsPresentedWhenConfigured) {
   PrometheusClientOptions without = optionsFor(server);
   without.ca_file = file("cert.pem");
   PrometheusClient anonymous(without);
-  EXPECT_THROW(anonymous.query("7", kAt, std::chrono::seconds(10)), PrometheusError);
+  EXPECT_THROW(anonymous.query("7", kTlsAt, std::chrono::seconds(10)), PrometheusError);
 
   PrometheusClientOptions with = without;
   with.client_cert_file = file("cert.pem");
   with.client_key_file = file("key.pem");
   PrometheusClient client(with);
-  EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
+  EXPECT_EQ(client.query("7", kTlsAt, std::chrono::seconds(10)).samples.at(0).value, 7);
 }
 
 TEST_F(PrometheusClientTlsTest, InlinePemDataServesAsCaAndClientCertificate) {
@@ -204,7 +204,7 @@ TEST_F(PrometheusClientTlsTest, InlinePemDataServesAsCaAndClientCertificate) {
   options.client_cert_data = identity_->cert_pem;
   options.client_key_data = identity_->key_pem;
   PrometheusClient client(options);
-  EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
+  EXPECT_EQ(client.query("7", kTlsAt, std::chrono::seconds(10)).samples.at(0).value, 7);
 }
 
 TEST_F(PrometheusClientTlsTest, InsecureSkipTlsVerifyAcceptsAnUntrustedServer) {
@@ -212,7 +212,7 @@ TEST_F(PrometheusClientTlsTest, InsecureSkipTlsVerifyAcceptsAnUntrustedServer) {
   PrometheusClientOptions options = optionsFor(server);
   options.insecure_skip_tls_verify = true;
   PrometheusClient client(options);
-  EXPECT_EQ(client.query("7", kAt, std::chrono::seconds(10)).samples.at(0).value, 7);
+  EXPECT_EQ(client.query("7", kTlsAt, std::chrono::seconds(10)).samples.at(0).value, 7);
 }
 
 TEST_F(PrometheusClientTlsTest, MismatchedOrUnreadableFilesAreRejectedAtStartup) {
