@@ -22,10 +22,15 @@ double selectionDays(std::size_t steps, std::chrono::seconds step) {
   return static_cast<double>(steps) * static_cast<double>(step.count()) / 86400.0;
 }
 
-// A combined method's values: at each step of the horizon the lower or the mean of the highest
-// value seasonal naive (1d) and Holt-Winters expect by then, each at least the latest value
-// (below it neither says anything the latest value does not). Their maximum, the served value,
-// is the lower or the mean of the two methods' served values.
+// A combined method's value from the two it combines: the lower or the mean.
+double combined(Method method, double day, double holt_winters) {
+  return method == Method::kCombinedLow ? std::min(day, holt_winters) : (day + holt_winters) / 2;
+}
+
+// A combined method's values: at each step of the horizon the combination of the highest value
+// seasonal naive (1d) and Holt-Winters expect by then, each at least the latest value (below it
+// neither says anything the latest value does not). So their maximum, the served value, is the
+// combination of the two methods' served values, which is how the selection scores it.
 std::vector<double> combinedValues(Method method, std::span<const double> day,
                                    std::span<const double> holt_winters, double latest) {
   std::vector<double> values(day.size());
@@ -34,7 +39,7 @@ std::vector<double> combinedValues(Method method, std::span<const double> day,
   for (std::size_t h = 0; h < day.size(); ++h) {
     if (std::isfinite(day[h]) && day[h] > a) a = day[h];
     if (std::isfinite(holt_winters[h]) && holt_winters[h] > b) b = holt_winters[h];
-    values[h] = method == Method::kCombinedLow ? std::min(a, b) : (a + b) / 2;
+    values[h] = combined(method, a, b);
   }
   return values;
 }
@@ -312,24 +317,24 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
     const std::size_t t = scores.points[k];
     const double latest = x[t];
     const std::span<const float> known = x.first(t + 1);
-    const std::vector<double> day = seasonalNaive(known, step, rhythm::kDay, horizon_steps);
-    const std::span<const double> holt_winters(holt_winters_curves.data() + (t - lowest) * width,
-                                               width);
+    const double day = servedValue(seasonalNaive(known, step, rhythm::kDay, horizon_steps), latest);
+    const double holt_winters =
+        servedValue(std::span(holt_winters_curves).subspan((t - lowest) * width, width), latest);
     for (CandidateErrors& errors : scores.candidates) {
       double served = latest;
       switch (errors.method) {
         case Method::kSeasonalNaiveDay:
-          served = servedValue(day, latest);
+          served = day;
           break;
         case Method::kSeasonalNaiveWeek:
           served = servedValue(seasonalNaive(known, step, rhythm::kWeek, horizon_steps), latest);
           break;
         case Method::kHoltWinters:
-          served = servedValue(holt_winters, latest);
+          served = holt_winters;
           break;
         case Method::kCombinedLow:
         case Method::kCombinedMean:
-          served = servedValue(combinedValues(errors.method, day, holt_winters, latest), latest);
+          served = combined(errors.method, day, holt_winters);
           break;
         case Method::kLatestValue:
         case Method::kSeasonal:
@@ -357,10 +362,10 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
 
   const Choice now = scores.choose(last_scored, window);
   if (now.score == nullptr) {
-    return latestOnly(sampling,
-                      fmt::format("no step of the last day could be scored ({}): serving the "
-                                  "latest value",
-                                  samplingText(sampling, step.count())));
+    return latestOnly(
+        sampling, fmt::format("no step of the last {:.0f} days could be scored ({}): "
+                              "serving the latest value",
+                              selectionDays(window, step), samplingText(sampling, step.count())));
   }
   Choice chosen = now;
   bool kept = false;
@@ -388,14 +393,17 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
       "replayed, each further from the latest value serving only when {:.0f} % better than the "
       "more cautious",
       methodTitle(chosen.method), served_score ? served_score->mape * 100 : kSelectionNaN,
-      static_cast<double>(window) * static_cast<double>(step.count()) / 86400.0, days,
-      served_score ? served_score->points : 0, simple.size() + 1, kSelectionMargin * 100);
+      selectionDays(window, step), days, served_score ? served_score->points : 0, simple.size() + 1,
+      kSelectionMargin * 100);
   if (runner_up != nullptr) {
     selection.why +=
         fmt::format("; next {} {:.1f} %", methodTitle(runner_up->method), runner_up->mape * 100);
   }
   selection.why += ")";
-  if (kept) selection.why += ", kept from the hour before: within 5 % of the new choice";
+  if (kept) {
+    selection.why += fmt::format(", kept from the hour before: within {:.0f} % of the new choice",
+                                 kSelectionHysteresis * 100);
+  }
   return selection;
 }
 

@@ -35,7 +35,7 @@ inline constexpr double kSelectionHysteresis = 0.05;
 // the ranks before chose by at least this share (demand that changes its ways must not be chased
 // with yesterday's winner).
 inline constexpr double kSelectionMargin = 0.1;
-// The rhythm model, scored on fewer steps, must beat the best simple method by this share.
+// The rhythm model, scored on fewer steps, must beat the choice among the others by this share.
 inline constexpr double kModelMargin = 0.2;
 
 // 0 the latest value; 1 the combinations of seasonal naive (1d) and Holt-Winters, which rise
