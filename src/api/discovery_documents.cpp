@@ -129,4 +129,22 @@ Json forecastResourceList() {
                       Json::array({std::move(observer)}));
 }
 
+Json servedResourceLists(const discovery::RegistrySnapshot& snapshot,
+                         const std::vector<std::string>& forecasts, bool resource_metrics) {
+  auto group = [](const char* name, Json versions) {
+    return Json{{"name", name}, {"versions", std::move(versions)}};
+  };
+  Json groups = Json::array();
+  groups.push_back(
+      group(kCustomMetricsGroup, Json::array({customMetricsResourceList("v1beta1", snapshot),
+                                              customMetricsResourceList("v1beta2", snapshot)})));
+  groups.push_back(group(kExternalMetricsGroup,
+                         Json::array({externalMetricsResourceList(snapshot, forecasts)})));
+  if (resource_metrics) {
+    groups.push_back(group(kResourceMetricsGroup, Json::array({resourceMetricsResourceList()})));
+  }
+  groups.push_back(group(kForecastGroup, Json::array({forecastResourceList()})));
+  return groups;
+}
+
 }  // namespace metrics_adapter::api

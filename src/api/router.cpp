@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "api/http_caching.h"
+#include "metrics_adapter/api/aggregated_discovery.h"
 #include "metrics_adapter/api/discovery_documents.h"
 #include "metrics_adapter/api/forecast_routes.h"
 #include "metrics_adapter/api/version_info.h"
@@ -67,6 +69,13 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   return response;
 }
 
+// A discovery document rendered for one registry snapshot: its compact JSON (ending in a
+// newline) and, for the aggregated document, its ETag.
+struct RenderedDocument {
+  std::string body;
+  std::string etag;  // quoted SHA-512 of body; "" unless asked for
+};
+
 // JSON bodies of the discovery documents, rendered once per registry snapshot: they are what
 // clients ask for most (the aggregator and every kubectl), and they change only when a relist or
 // a config reload swaps the snapshot. Shared by every Router: a body depends only on the snapshot
@@ -74,41 +83,44 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
 class RenderedDocuments {
  public:
   using Snapshot = std::shared_ptr<const discovery::RegistrySnapshot>;
-  using Body = std::shared_ptr<const std::string>;
+  using Document = std::shared_ptr<const RenderedDocument>;
 
-  // The body of `document` for `snapshot`, rendered by `render` unless already cached for it.
-  // Keeps only the newest snapshot's bodies (and so that snapshot, which the relister holds
-  // anyway). The bytes are shared with every answer that carries them: no copy per request.
-  Body get(const Snapshot& snapshot, std::string_view document,
-           const std::function<Json()>& render) {
+  // `document` for `snapshot`, rendered by `render` unless already cached for it (with its ETag
+  // when `with_etag`). Keeps only the newest snapshot's documents (and so that snapshot, which
+  // the relister holds anyway). The bytes are shared with every answer that carries them: no
+  // copy per request.
+  Document get(const Snapshot& snapshot, std::string_view document,
+               const std::function<Json()>& render, bool with_etag = false) {
     {
       std::lock_guard lock(mutex_);
-      if (Body body = find(snapshot, document)) return body;
+      if (Document found = find(snapshot, document)) return found;
     }
     // Outside the lock: other documents go on.
-    auto body = std::make_shared<const std::string>(compactJson(render()));
+    RenderedDocument rendered{compactJson(render()), ""};
+    if (with_etag) rendered.etag = quotedEtag(contentHash(rendered.body));
+    auto shared = std::make_shared<const RenderedDocument>(std::move(rendered));
     std::lock_guard lock(mutex_);
     if (snapshot != snapshot_) {
       snapshot_ = snapshot;
-      bodies_.clear();
+      documents_.clear();
     }
-    if (Body cached = find(snapshot, document)) return cached;
-    bodies_.emplace_back(std::string(document), body);
-    return body;
+    if (Document cached = find(snapshot, document)) return cached;
+    documents_.emplace_back(std::string(document), shared);
+    return shared;
   }
 
  private:
-  Body find(const Snapshot& snapshot, std::string_view document) const {
+  Document find(const Snapshot& snapshot, std::string_view document) const {
     if (snapshot != snapshot_) return nullptr;
-    for (const auto& [name, body] : bodies_) {
-      if (name == document) return body;
+    for (const auto& [name, rendered] : documents_) {
+      if (name == document) return rendered;
     }
     return nullptr;
   }
 
   std::mutex mutex_;
   Snapshot snapshot_;
-  std::vector<std::pair<std::string, Body>> bodies_;  // a handful: one per version
+  std::vector<std::pair<std::string, Document>> documents_;  // a handful: one per version
 };
 
 RenderedDocuments& renderedDocuments() {
@@ -130,12 +142,17 @@ server::HttpResponse sharedResponse(std::shared_ptr<const std::string> body) {
   return response;
 }
 
+// The body of a cached document, shared with the cache (no copy, no allocation).
+std::shared_ptr<const std::string> bodyOf(const RenderedDocuments::Document& document) {
+  return {document, &document->body};
+}
+
 // A discovery document for `snapshot`, from the cache unless pretty-printed.
 server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapshot,
                                        std::string_view document,
                                        const std::function<Json()>& render, bool pretty) {
   if (pretty) return jsonResponse(200, render(), true);
-  return sharedResponse(renderedDocuments().get(snapshot, document, render));
+  return sharedResponse(bodyOf(renderedDocuments().get(snapshot, document, render)));
 }
 
 // A document that never changes (the API groups), rendered once per process.
@@ -163,6 +180,7 @@ std::string_view routeLabel(const server::RequestInfo& info) {
     if (parts[0] == "metrics") return "metrics";
     if (parts[0] == "version") return "discovery";
   }
+  if (!parts.empty() && parts[0] == "openapi") return "openapi";
   if (parts.empty() || parts[0] != "apis") return "other";
   if (parts.size() <= 3) return "discovery";
   if (parts[1] == kCustomMetricsGroup) return "custom_metric";
@@ -172,10 +190,20 @@ std::string_view routeLabel(const server::RequestInfo& info) {
   return "other";
 }
 
-Router::Router(RouterParts parts) : parts_(std::move(parts)) {}
+Router::Router(RouterParts parts)
+    : parts_(std::move(parts)),
+      openapi_(std::make_shared<const OpenApiDocuments>(
+          buildOpenApiDocuments(false, parts_.version.git_version))),
+      openapi_with_resource_metrics_(std::make_shared<const OpenApiDocuments>(
+          buildOpenApiDocuments(true, parts_.version.git_version))) {}
 
 bool Router::answersFromMemory(const server::RequestInfo& info) {
-  return routeLabel(info) == "discovery";
+  const std::string_view route = routeLabel(info);
+  return route == "discovery" || route == "openapi";
+}
+
+bool Router::servesResourceMetrics() const {
+  return parts_.resource_metrics && parts_.snapshots()->resourceRules();
 }
 
 server::HttpResponse Router::route(const server::HttpRequest& request,
@@ -210,6 +238,9 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     if (parts.size() >= 2 && parts[0] == "apis" && parts[1] == kForecastGroup) {
       return forecastGroup(info, pretty);
     }
+    if (!parts.empty() && parts[0] == "openapi") return openApi(request, info);
+    // Before the Accept check: the aggregated discovery document is asked for by parameters.
+    if (parts.size() == 1 && parts[0] == "apis") return apiGroups(request, pretty);
     if (!acceptsJson(request.header("Accept"))) {
       throw ApiError(406, "NotAcceptable",
                      "only the following media types are accepted: application/json");
@@ -219,13 +250,6 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     }
     if (parts.empty() || parts[0] != "apis") {
       throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
-    }
-    if (parts.size() == 1) {
-      // metrics.k8s.io is listed only while it is served (a cluster may run metrics-server).
-      if (parts_.resource_metrics && parts_.snapshots()->resourceRules()) {
-        return fixedResponse<apiGroupListWithResourceMetrics>(pretty);
-      }
-      return fixedResponse<apiGroupList>(pretty);
     }
     if (parts[1] == kResourceMetricsGroup) return resourceMetrics(info, pretty);
     if (parts[1] == kExternalMetricsGroup) {
@@ -278,6 +302,113 @@ server::HttpResponse Router::route(const server::HttpRequest& request,
     SPDLOG_ERROR("{} {}: unexpected error: {}", request.method, request.target, error.what());
     return errorResponse(ApiError::internal("unexpected error, see the adapter log"));
   }
+}
+
+server::HttpResponse Router::apiGroups(const server::HttpRequest& request, bool pretty) const {
+  const std::optional<DiscoveryFormat> format = negotiateDiscovery(request.headerView("Accept"));
+  if (!format) {
+    throw ApiError(406, "NotAcceptable",
+                   "only the following media types are accepted: application/json, "
+                   "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList, "
+                   "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList");
+  }
+  // metrics.k8s.io is listed only while it is served (a cluster may run metrics-server).
+  const bool resource_metrics = servesResourceMetrics();
+  if (*format == DiscoveryFormat::kLegacy) {
+    if (resource_metrics) return fixedResponse<apiGroupListWithResourceMetrics>(pretty);
+    return fixedResponse<apiGroupList>(pretty);
+  }
+  auto snapshot = parts_.snapshots();
+  const std::vector<std::string> forecasts =
+      parts_.forecasts ? parts_.forecasts->names() : std::vector<std::string>{};
+  auto render = [&] {
+    return aggregatedDiscovery(servedResourceLists(*snapshot, forecasts, resource_metrics),
+                               *format);
+  };
+  // The cache key: what the document depends on besides the snapshot.
+  std::string key = *format == DiscoveryFormat::kAggregatedV2 ? "apis v2" : "apis v2beta1";
+  if (resource_metrics) key += " +metrics.k8s.io";
+  for (const std::string& name : forecasts) {
+    key += ' ';
+    key += name;
+  }
+  const auto document = renderedDocuments().get(snapshot, key, render, true);
+  server::HttpResponse response;
+  response.headers = {{"ETag", document->etag}, {"Vary", "Accept"}, {"Cache-Control", "public"}};
+  response.content_type = aggregatedContentType(*format);
+  if (ifNoneMatch(request.headerView("If-None-Match"), document->etag)) {
+    response.status = 304;
+  } else if (pretty) {
+    response.body = dumpJson(render(), true);
+  } else {
+    response.shared_body = bodyOf(document);
+  }
+  return response;
+}
+
+namespace {
+
+// A document rendered once, with its ETag: 304 for a matching If-None-Match, else the bytes,
+// shared with `owner`.
+server::HttpResponse cachedDocument(const server::HttpRequest& request,
+                                    const std::shared_ptr<const OpenApiDocuments>& owner,
+                                    const std::string& body, const std::string& etag) {
+  server::HttpResponse response;
+  response.headers = {{"ETag", etag}, {"Vary", "Accept"}};
+  if (ifNoneMatch(request.headerView("If-None-Match"), etag)) {
+    response.status = 304;
+  } else {
+    response.shared_body = std::shared_ptr<const std::string>(owner, &body);
+  }
+  return response;
+}
+
+void requireJson(const server::HttpRequest& request) {
+  if (!acceptsJson(request.header("Accept"))) {
+    // Upstream also serves protobuf here; a client that accepts JSON too gets JSON.
+    throw ApiError(406, "NotAcceptable",
+                   "only the following media types are accepted: application/json");
+  }
+}
+
+}  // namespace
+
+server::HttpResponse Router::openApi(const server::HttpRequest& request,
+                                     const server::RequestInfo& info) const {
+  const auto& parts = info.parts;
+  const auto& documents = servesResourceMetrics() ? openapi_with_resource_metrics_ : openapi_;
+  if (parts.size() == 2 && parts[1] == "v2") {
+    requireJson(request);
+    return cachedDocument(request, documents, documents->v2, documents->v2_etag);
+  }
+  if (parts.size() == 2 && parts[1] == "v3") {
+    requireJson(request);
+    return cachedDocument(request, documents, documents->v3_index, documents->v3_index_etag);
+  }
+  if (parts.size() == 5 && parts[1] == "v3" && parts[2] == "apis") {
+    const std::string path = "apis/" + parts[3] + "/" + parts[4];
+    if (const OpenApiGroupVersion* document = documents->find(path)) {
+      requireJson(request);
+      const std::string hash = info.get("hash");
+      if (!hash.empty() && hash != document->hash) {
+        // An index read before a change: where the current document is, as kube-openapi says.
+        server::HttpResponse moved;
+        moved.status = 301;
+        moved.headers = {{"Location", "/openapi/v3/" + path + "?hash=" + document->hash}};
+        moved.content_type = "text/plain; charset=utf-8";
+        return moved;
+      }
+      server::HttpResponse response =
+          cachedDocument(request, documents, document->body, quotedEtag(document->hash));
+      if (!hash.empty()) {
+        // The URL names the content: it never changes, as the kube-apiserver says of its own.
+        response.headers.emplace_back("Cache-Control", "public, immutable");
+        response.headers.emplace_back("Expires", httpDateInDays(365));
+      }
+      return response;
+    }
+  }
+  throw ApiError(404, "NotFound", kNotFoundMessage, server::StatusDetails{});
 }
 
 Json Router::external(const server::RequestInfo& info) const {

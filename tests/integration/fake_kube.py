@@ -10,7 +10,8 @@ the pods of a fixture are meant to run; give "" for a pod with no phase yet, whi
 real API, is not Running); "creationTimestamp" defaults to when the fake took the object; a
 node's "allocatable" ({"cpu": "4", "memory": "32Gi"}) is its status.capacity and allocatable.
 plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
-"subresource"?: s}], "configmap": <data of kube-system/extension-apiserver-authentication>}.
+"subresource"?: s, "nonResourceURL"?: u}] (u as RBAC reads it: a path, or a prefix ending in *,
+and then the rule allows only non-resource requests), "configmap": <data of kube-system/extension-apiserver-authentication>}.
 TokenReview and SubjectAccessReview answer from it; SAR bodies are kept for assertions.
 Test control endpoints (no auth): GET /_control/stats (LIST and review counts),
 GET /_control/reviews (SubjectAccessReview specs received),
@@ -61,6 +62,18 @@ import time
 import urllib.parse
 
 HISTORY = 1000  # changes kept for watches; older versions are 410 Gone
+
+
+def non_resource_url_matches(rule_url, path):
+    """RBAC's NonResourceURLs match: no rule URL matches anything; "*" at the end of one is a
+    prefix; otherwise the path must be equal."""
+    if rule_url is None:
+        return True
+    if path is None:
+        return False
+    if rule_url.endswith("*"):
+        return path.startswith(rule_url[:-1])
+    return path == rule_url
 
 
 def now_timestamp():
@@ -280,11 +293,13 @@ def make_handler(state, token):
                 state.review_counts["subjectaccessreviews"] += 1
                 state.reviews.append(spec)
                 attributes = spec.get("resourceAttributes", {})
+                path = spec.get("nonResourceAttributes", {}).get("path")
                 allowed = any(
                     (rule.get("user") == spec.get("user")
                      or rule.get("group") in spec.get("groups", []))
                     and rule.get("subresource", attributes.get("subresource"))
                     == attributes.get("subresource")
+                    and non_resource_url_matches(rule.get("nonResourceURL"), path)
                     for rule in state.auth.get("allow", []))
                 status = {"allowed": allowed}
                 if not allowed:

@@ -50,6 +50,15 @@ Json resourceMetricsResourceList();
 Json forecastGroup();
 Json forecastResourceList();
 
+// Every group-version we serve, as aggregated discovery lists them: for each group,
+// {"name": group, "versions": [its APIResourceList...]}: custom.metrics.k8s.io (v1beta1, then
+// v1beta2, so that the first, the preferred version of a client reading it, is the legacy
+// document's preferredVersion), external.metrics.k8s.io, metrics.k8s.io when
+// `resource_metrics`, and forecast.metrics-adapter.io (its APIService is opt-in; a registered
+// group-version missing from the aggregated document would be published with no resources).
+Json servedResourceLists(const discovery::RegistrySnapshot& snapshot,
+                         const std::vector<std::string>& forecasts, bool resource_metrics);
+
 bool isCustomMetricsVersion(const std::string& version);
 
 }  // namespace metrics_adapter::api

@@ -10,6 +10,7 @@
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/api/openapi_documents.h"
 #include "metrics_adapter/api/resource_metrics_handler.h"
 #include "metrics_adapter/api/version_info.h"
 #include "metrics_adapter/forecast/forecast_service.h"
@@ -56,10 +57,19 @@ class Router {
                              const server::RequestInfo& info) const;
 
   // Whether route() answers `info` from memory, never waiting on anything: the discovery
-  // documents (API groups and resource lists, rendered once per snapshot) and /version.
+  // documents (API groups and resource lists, rendered once per snapshot), /version and the
+  // OpenAPI documents (rendered when the router is made).
   static bool answersFromMemory(const server::RequestInfo& info);
 
  private:
+  // Whether metrics.k8s.io is served now (a handler, and resourceRules in the snapshot).
+  bool servesResourceMetrics() const;
+  // /apis: the legacy APIGroupList or, as the Accept header asks, the aggregated discovery
+  // document (with its ETag; 304 for a matching If-None-Match); throws ApiError (406).
+  server::HttpResponse apiGroups(const server::HttpRequest& request, bool pretty) const;
+  // /openapi/v2, /openapi/v3 and /openapi/v3/apis/<group>/<version>; throws ApiError.
+  server::HttpResponse openApi(const server::HttpRequest& request,
+                               const server::RequestInfo& info) const;
   // The answer to a metric path under /apis/external.metrics.k8s.io; throws ApiError.
   Json external(const server::RequestInfo& info) const;
   // The answer to a path under /apis/metrics.k8s.io; throws ApiError.
@@ -70,6 +80,9 @@ class Router {
                               bool verbose) const;
 
   RouterParts parts_;
+  // Without and with metrics.k8s.io (which resourceRules turn on and off at a reload).
+  std::shared_ptr<const OpenApiDocuments> openapi_;
+  std::shared_ptr<const OpenApiDocuments> openapi_with_resource_metrics_;
 };
 
 // The Status answer for `error` (the one Status writer, server::statusJson).
@@ -77,7 +90,7 @@ server::HttpResponse errorResponse(const ApiError& error);
 
 // The route template of a request for the self-metrics: a fixed name per kind of path
 // ("custom_metric", "external_metric", "resource_metric", "forecast_observer", "discovery",
-// "health", "metrics", "other"), so that
+// "openapi", "health", "metrics", "other"), so that
 // client-chosen paths cannot create new series.
 std::string_view routeLabel(const server::RequestInfo& info);
 

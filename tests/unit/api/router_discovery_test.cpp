@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "metrics_adapter/api/aggregated_discovery.h"
 #include "metrics_adapter/api/discovery_documents.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/config/config.h"
@@ -59,6 +60,27 @@ class RouterDiscoveryTest : public ::testing::Test {
     return Json::parse(response.bodyText());
   }
 
+  server::HttpResponse getAggregated(const std::string& if_none_match = "") {
+    server::HttpRequest request;
+    request.method = "GET";
+    request.target = "/apis";
+    request.headers.emplace_back("Accept", kAggregatedAccept);
+    if (!if_none_match.empty()) request.headers.emplace_back("If-None-Match", if_none_match);
+    return testing::routeRequest(router_, request);
+  }
+
+  static std::string etagOf(const server::HttpResponse& response) {
+    for (const auto& [name, value] : response.headers) {
+      if (name == "ETag") return value;
+    }
+    return "";
+  }
+
+  // What the kube-aggregator's discovery manager sends.
+  static constexpr const char* kAggregatedAccept =
+      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
   std::shared_ptr<testing::FakePrometheus> prometheus_ =
       std::make_shared<testing::FakePrometheus>();
   std::shared_ptr<discovery::Relister> relister_;
@@ -111,6 +133,57 @@ TEST_F(RouterDiscoveryTest, RoutersOverDifferentSnapshotsDoNotShareDocuments) {
     EXPECT_EQ(Json::parse(testing::routeRequest(other, request).bodyText())["resources"],
               Json::array());
   }
+}
+
+TEST_F(RouterDiscoveryTest, AggregatedDiscoveryFollowsTheSnapshotWithItsETag) {
+  discover({"gpu_util"}, {"queue_depth"});
+  const auto first = getAggregated();
+  ASSERT_EQ(first.status, 200) << first.bodyText();
+  EXPECT_EQ(first.content_type,
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+  EXPECT_EQ(Json::parse(first.bodyText()),
+            aggregatedDiscovery(servedResourceLists(*relister_->snapshot(), {}, false),
+                                DiscoveryFormat::kAggregatedV2));
+  const std::string etag = etagOf(first);
+  ASSERT_EQ(etag.size(), 130u);  // a quoted SHA-512
+  const auto cached = getAggregated(etag);
+  EXPECT_EQ(cached.status, 304);
+  EXPECT_TRUE(cached.bodyText().empty());
+  EXPECT_EQ(etagOf(cached), etag);
+
+  discover({"gpu_util", "gpu_temp"}, {"queue_depth"});  // a relist finds a metric
+  const auto changed = getAggregated(etag);
+  ASSERT_EQ(changed.status, 200);
+  EXPECT_NE(etagOf(changed), etag);
+  const Json document = Json::parse(changed.bodyText());
+  for (const auto& version : document["items"][0]["versions"]) {
+    std::vector<std::string> metrics;
+    for (const auto& sub : version["resources"][0]["subresources"])
+      metrics.push_back(sub["subresource"]);
+    EXPECT_EQ(metrics, (std::vector<std::string>{"gpu_temp", "gpu_util"})) << version["version"];
+  }
+  EXPECT_EQ(document["items"][1]["versions"][0]["resources"][0]["resource"], "queue_depth");
+}
+
+TEST_F(RouterDiscoveryTest, TheLegacyListStaysTheAnswerToEveryOtherAccept) {
+  discover({"gpu_util"}, {});
+  for (const char* accept :
+       {"", "application/json", "*/*", "application/vnd.kubernetes.protobuf, */*"}) {
+    server::HttpRequest request;
+    request.method = "GET";
+    request.target = "/apis";
+    if (*accept) request.headers.emplace_back("Accept", accept);
+    const auto response = testing::routeRequest(router_, request);
+    EXPECT_EQ(response.status, 200) << accept;
+    EXPECT_EQ(response.content_type, "application/json") << accept;
+    EXPECT_EQ(Json::parse(response.bodyText()), apiGroupList()) << accept;
+    EXPECT_TRUE(etagOf(response).empty()) << accept;
+  }
+  server::HttpRequest protobuf;
+  protobuf.method = "GET";
+  protobuf.target = "/apis";
+  protobuf.headers.emplace_back("Accept", "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(testing::routeRequest(router_, protobuf).status, 406);
 }
 
 }  // namespace
