@@ -50,18 +50,47 @@ class Helm:
                                                               result.stderr))
         return result.stdout
 
-    def template(self, workdir, values=(), sets=(), name=RELEASE, namespace=NAMESPACE):
+    def template(self, workdir, values=(), sets=(), set_files=(), name=RELEASE,
+                 namespace=NAMESPACE):
         """The chart's objects as JSON (the rendered YAML kept in workdir for a look after a
         failure), hooks included."""
         argv = ["template", name, CHART, "--namespace", namespace]
-        for path in values:
-            argv += ["--values", path]
-        for assignment in sets:
-            argv += ["--set", assignment]
+        for option, items in (("--values", values), ("--set", sets), ("--set-file", set_files)):
+            for item in items:
+                argv += [option, item]
         text = self.checked(*argv)
         with tempfile.NamedTemporaryFile("w", dir=workdir, suffix=".yaml", delete=False) as f:
             f.write(text)
         return test_deploy.json_objects(f.name)
+
+
+def volume_files(objects, volume):
+    """{file name: bytes} a pod volume holds: the rendered Secret's or ConfigMap's data."""
+    if "secret" in volume:
+        source = test_deploy.one(objects, "Secret", lambda o: o["metadata"]["name"] ==
+                                 volume["secret"]["secretName"])
+        return {k: base64.b64decode(v) for k, v in source["data"].items()}
+    source = test_deploy.one(objects, "ConfigMap", lambda o: o["metadata"]["name"] ==
+                             volume["configMap"]["name"])
+    return {k: v.encode() for k, v in source["data"].items()}
+
+
+def materialize(objects, root):
+    """Writes each volume the container mounts into root/<volume> and returns the container's
+    args with the mount paths rewritten to those directories (for --dry-run on the host)."""
+    container = test_deploy.container(objects)
+    volumes = {v["name"]: v for v in
+               test_deploy.deployment(objects)["spec"]["template"]["spec"]["volumes"]}
+    args = list(container["args"])
+    for mount in container["volumeMounts"]:
+        directory = os.path.join(root, mount["name"])
+        os.makedirs(directory, exist_ok=True)
+        for name, content in volume_files(objects, volumes[mount["name"]]).items():
+            with open(os.path.join(directory, name), "wb") as f:
+                f.write(content)
+        prefix = mount["mountPath"].rstrip("/") + "/"
+        args = [arg.replace("=" + prefix, "=" + directory + "/") for arg in args]
+    return args
 
 
 # (group, version, kind, plural, namespaced) of everything the chart may make, plus the Secrets
