@@ -13,7 +13,7 @@ apis.resourceMetrics.replaceExisting. Ours (this release's Service) is fine: tha
 {{- if $service -}}
 {{- $owner = printf "service %s/%s" (get $service "namespace") (get $service "name") -}}
 {{- end -}}
-{{- fail (printf "apis.resourceMetrics.enabled: v1beta1.metrics.k8s.io is served by %s. Taking it over moves `kubectl top` and HPA metrics of type Resource to this adapter; to do so set apis.resourceMetrics.replaceExisting=true and remove that APIService (kubectl delete apiservice v1beta1.metrics.k8s.io) or let Helm adopt it (README.md, \"metrics.k8s.io\")" $owner) -}}
+{{- fail (printf "apis.resourceMetrics.enabled: v1beta1.metrics.k8s.io is served by %s. Taking it over moves `kubectl top` and HPA metrics of type Resource to this adapter. To do so, remove that APIService first (kubectl delete apiservice v1beta1.metrics.k8s.io), or set apis.resourceMetrics.replaceExisting=true and install with --take-ownership --force, which replaces it (README.md, \"metrics.k8s.io\")" $owner) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
