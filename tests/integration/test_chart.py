@@ -513,5 +513,41 @@ class MonitoringTest(unittest.TestCase):
                          {"name": secret["metadata"]["name"], "key": "ca.crt"})
 
 
+class ReadmeTest(unittest.TestCase):
+    def test_the_value_table_is_the_schemas(self):
+        with open(os.path.join(CHART, "README.md")) as f:
+            readme = f.read()
+        table = readme[readme.index("| value | default | meaning |"):]
+        printed = test_deploy.checked([os.path.join(harness.REPO, "scripts",
+                                                    "chart_values_table.py")])
+        self.assertEqual(table, printed, "paste scripts/chart_values_table.py's output over "
+                         "the table in charts/metrics-adapter/README.md")
+        documented = re.findall(r"(?m)^\| `([A-Za-z0-9_.]+)` \|", table)
+        schema_paths = set()
+
+        def walk(schema, prefix):
+            for name, child in schema.get("properties", {}).items():
+                schema_paths.add(prefix + name)
+                walk(child, prefix + name + ".")
+        with open(os.path.join(CHART, "values.schema.json")) as f:
+            walk(json.load(f), "")
+        self.assertTrue(set(documented) <= schema_paths)
+        # Every default in values.yaml is documented: itself, the block holding it, or (an
+        # empty block such as tls.certManager.issuerRef) its fields.
+        import yaml
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            values = yaml.safe_load(f)
+
+        def paths(value, prefix):
+            if isinstance(value, dict) and value:
+                for name, child in value.items():
+                    yield from paths(child, prefix + name + ".")
+            else:
+                yield prefix[:-1]
+        for path in paths(values, ""):
+            self.assertTrue(any(path == d or path.startswith(d + ".") or d.startswith(path + ".")
+                                for d in documented), path)
+
+
 if __name__ == "__main__":
     unittest.main(argv=UNITTEST_ARGV)
