@@ -298,6 +298,21 @@ class StructureTest(unittest.TestCase):
                     self.assertEqual(pdbs, [])  # it would block every node drain
         self.assertEqual(test_deploy.deployment(RENDERS["default"])["spec"]["replicas"], 2)
 
+    def test_kubernetes_1_25_to_1_32_install_it_and_1_24_is_refused(self):
+        for version, accepted in (("1.24.17", False), ("1.25.0", True), ("1.32.3", True)):
+            result = HELM.run("template", "x", CHART, "--kube-version", version)
+            self.assertEqual(result.returncode == 0, accepted, (version, result.stderr))
+
+    def test_the_cert_manager_certificate_names_the_service(self):
+        for case in ("tls-certManager", "tls-certManager-issuer", "example-cert-manager"):
+            certificate = named(RENDERS[case], "Certificate", "metrics-adapter-serving-cert")[0]
+            self.assertIn("metrics-adapter.%s.svc" % NAMESPACE, certificate["spec"]["dnsNames"])
+            self.assertEqual(all_of(RENDERS[case], "Secret"), [])  # cert-manager writes it
+        issuer = named(RENDERS["tls-certManager-issuer"], "Certificate",
+                       "metrics-adapter-serving-cert")[0]["spec"]["issuerRef"]
+        self.assertEqual((issuer["name"], issuer["kind"]), ("ca", "ClusterIssuer"))
+        self.assertEqual(all_of(RENDERS["tls-certManager-issuer"], "Issuer"), [])
+
     def test_host_network_serves_on_the_port_it_names(self):
         objects = RENDERS["hostNetwork"]
         spec = pod_spec(objects)
