@@ -154,6 +154,22 @@ class LintTest(unittest.TestCase):
                 result = HELM.run(*argv)
                 self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
+    def test_the_packaged_chart_carries_its_presets_and_dashboard(self):
+        # What `helm package` ships (.helmignore applied) renders the same rules and dashboard.
+        out = os.path.join(WORK, "package")
+        HELM.checked("package", CHART, "--destination", out)
+        package = os.path.join(out, os.listdir(out)[0])
+        for case, sets in (("preset-llm-inference", ["config.presets={llm-inference}"]),
+                           ("monitoring", MONITORING)):
+            argv = ["template", chart_support.RELEASE, package, "--namespace", NAMESPACE]
+            for assignment in sets:
+                argv += ["--set", assignment]
+            path = os.path.join(WORK, "from-package-%s.yaml" % case)
+            with open(path, "w") as f:
+                f.write(HELM.checked(*argv))
+            packaged = [o for o in test_deploy.json_objects(path) if o["kind"] == "ConfigMap"]
+            self.assertEqual(packaged, all_of(RENDERS[case], "ConfigMap"), case)
+
     def test_the_schema_refuses_a_typo_and_a_wrong_type(self):
         for assignment, complaint in (("replica=3", "replica"),
                                       ("tls.mode=insecure", "tls.mode"),
