@@ -1,9 +1,11 @@
 #include "metrics_adapter/api/aggregated_discovery.h"
 
 #include <charconv>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
+
+#include "metrics_adapter/server/status.h"
 
 namespace metrics_adapter::api {
 namespace {
@@ -70,51 +72,82 @@ std::optional<DiscoveryFormat> formatOf(const MediaRange& range) {
   return std::nullopt;
 }
 
-// An APIResource of a legacy list as the aggregated document writes its kind.
-Json responseKind(const Json& resource) {
-  return {{"group", resource.value("group", "")},
-          {"version", resource.value("version", "")},
-          {"kind", resource.value("kind", "")}};
+void appendVerbs(std::string& out, const std::vector<std::string_view>& verbs) {
+  out += "\"verbs\":[";
+  for (std::size_t i = 0; i < verbs.size(); ++i) {
+    if (i > 0) out += ',';
+    server::appendJsonQuoted(out, verbs[i]);
+  }
+  out += ']';
 }
 
-const char* scopeOf(const Json& resource) {
-  return resource.value("namespaced", false) ? "Namespaced" : "Cluster";
+void appendResponseKind(std::string& out, std::string_view kind) {
+  // Our resources name no group or version of their kind (as upstream's lists): empty strings.
+  out += R"("responseKind":{"group":"","version":"","kind":)";
+  server::appendJsonQuoted(out, kind);
+  out += '}';
 }
 
-Json convertResources(const Json& resources) {
-  Json converted = Json::array();
-  std::map<std::string, std::size_t, std::less<>> parents;
+const char* scopeOf(bool namespaced) { return namespaced ? "Namespaced" : "Cluster"; }
+
+// A top-level resource and the subresources attached to it.
+struct Converted {
+  std::string_view name;
+  const ApiResource* self = nullptr;  // null for a parent made for its subresources
+  bool namespaced = true;
+  std::vector<std::pair<std::string_view, const ApiResource*>> subresources;
+};
+
+std::vector<Converted> convert(const std::vector<ApiResource>& resources) {
+  std::vector<Converted> converted;
+  std::unordered_map<std::string_view, std::size_t> parents;
   for (const auto& resource : resources) {
-    const std::string name = resource.value("name", "");
-    if (name.find('/') != std::string::npos) continue;
-    converted.push_back({{"resource", name},
-                         {"responseKind", responseKind(resource)},
-                         {"scope", scopeOf(resource)},
-                         {"singularResource", resource.value("singularName", "")},
-                         {"verbs", resource.value("verbs", Json::array())}});
-    parents[name] = converted.size() - 1;
+    if (resource.name.find('/') != std::string::npos) continue;
+    converted.push_back({resource.name, &resource, resource.namespaced, {}});
+    parents.emplace(resource.name, converted.size() - 1);
   }
   for (const auto& resource : resources) {
-    const std::string name = resource.value("name", "");
+    const std::string_view name = resource.name;
     const std::size_t slash = name.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string parent = name.substr(0, slash);
+    if (slash == std::string_view::npos) continue;
+    const std::string_view parent = name.substr(0, slash);
     auto it = parents.find(parent);
     if (it == parents.end()) {
-      converted.push_back({{"resource", parent},
-                           {"responseKind", {{"group", ""}, {"version", ""}, {"kind", ""}}},
-                           {"scope", scopeOf(resource)},
-                           {"singularResource", ""},
-                           {"verbs", Json::array()}});
+      converted.push_back({parent, nullptr, resource.namespaced, {}});
       it = parents.emplace(parent, converted.size() - 1).first;
     }
-    Json& entry = converted[it->second];
-    if (entry["scope"] != scopeOf(resource)) continue;
-    entry["subresources"].push_back({{"subresource", name.substr(slash + 1)},
-                                     {"responseKind", responseKind(resource)},
-                                     {"verbs", resource.value("verbs", Json::array())}});
+    Converted& entry = converted[it->second];
+    if (entry.namespaced != resource.namespaced) continue;
+    entry.subresources.emplace_back(name.substr(slash + 1), &resource);
   }
   return converted;
+}
+
+void appendResource(std::string& out, const Converted& resource) {
+  out += "{\"resource\":";
+  server::appendJsonQuoted(out, resource.name);
+  out += ',';
+  appendResponseKind(out, resource.self ? resource.self->kind : std::string_view());
+  out += ",\"scope\":\"";
+  out += scopeOf(resource.namespaced);
+  out += R"(","singularResource":"",)";
+  appendVerbs(out, resource.self ? resource.self->verbs : std::vector<std::string_view>{});
+  if (!resource.subresources.empty()) {
+    out += ",\"subresources\":[";
+    for (std::size_t i = 0; i < resource.subresources.size(); ++i) {
+      if (i > 0) out += ',';
+      const auto& [subresource, entry] = resource.subresources[i];
+      out += "{\"subresource\":";
+      server::appendJsonQuoted(out, subresource);
+      out += ',';
+      appendResponseKind(out, entry->kind);
+      out += ',';
+      appendVerbs(out, entry->verbs);
+      out += '}';
+    }
+    out += ']';
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -149,28 +182,40 @@ std::string_view aggregatedContentType(DiscoveryFormat format) {
              : "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 }
 
-Json aggregatedDiscovery(const Json& legacy, DiscoveryFormat format) {
-  Json items = Json::array();
-  for (const auto& group : legacy) {
-    Json versions = Json::array();
-    for (const auto& list : group.at("versions")) {
-      const std::string group_version = list.value("groupVersion", "");
-      Json version = {{"version", group_version.substr(group_version.find('/') + 1)}};
-      Json resources = convertResources(list.at("resources"));
-      // omitempty upstream: a version with nothing discovered yet has no "resources".
-      if (!resources.empty()) version["resources"] = std::move(resources);
-      version["freshness"] = "Current";
-      versions.push_back(std::move(version));
+std::string renderAggregatedDiscovery(const std::vector<ApiGroupResources>& groups,
+                                      DiscoveryFormat format) {
+  std::string out = R"({"kind":"APIGroupDiscoveryList","apiVersion":)";
+  out += format == DiscoveryFormat::kAggregatedV2Beta1 ? R"("apidiscovery.k8s.io/v2beta1")"
+                                                       : R"("apidiscovery.k8s.io/v2")";
+  out += R"(,"metadata":{},"items":[)";
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const ApiGroupResources& group = groups[g];
+    if (g > 0) out += ',';
+    out += R"({"metadata":{"name":)";
+    server::appendJsonQuoted(out, group.group);
+    out += R"(,"creationTimestamp":null},"versions":[)";
+    // Every version of a group serves the same resources: converted once, written for each.
+    std::string resources;
+    for (const Converted& resource : convert(group.resources)) {
+      if (!resources.empty()) resources += ',';
+      appendResource(resources, resource);
     }
-    items.push_back({{"metadata", {{"name", group.at("name")}, {"creationTimestamp", nullptr}}},
-                     {"versions", std::move(versions)}});
+    for (std::size_t v = 0; v < group.versions.size(); ++v) {
+      if (v > 0) out += ',';
+      out += R"({"version":)";
+      server::appendJsonQuoted(out, group.versions[v]);
+      // omitempty upstream: a version with nothing discovered yet has no "resources".
+      if (!resources.empty()) {
+        out += R"(,"resources":[)";
+        out += resources;
+        out += ']';
+      }
+      out += R"(,"freshness":"Current"})";
+    }
+    out += "]}";
   }
-  return {
-      {"kind", "APIGroupDiscoveryList"},
-      {"apiVersion", format == DiscoveryFormat::kAggregatedV2Beta1 ? "apidiscovery.k8s.io/v2beta1"
-                                                                   : "apidiscovery.k8s.io/v2"},
-      {"metadata", Json::object()},
-      {"items", std::move(items)}};
+  out += "]}";
+  return out;
 }
 
 }  // namespace metrics_adapter::api

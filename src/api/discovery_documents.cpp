@@ -38,13 +38,6 @@ Json apiGroup(const Json& body) {
   return group;
 }
 
-Json resourceList(const std::string& group_version, Json resources) {
-  return {{"kind", "APIResourceList"},
-          {"apiVersion", "v1"},
-          {"groupVersion", group_version},
-          {"resources", std::move(resources)}};
-}
-
 }  // namespace
 
 bool isCustomMetricsVersion(const std::string& version) {
@@ -67,83 +60,98 @@ Json customMetricsGroup() { return apiGroup(customGroupBody()); }
 
 Json externalMetricsGroup() { return apiGroup(externalGroupBody()); }
 
-Json customMetricsResourceList(const std::string& version,
-                               const discovery::RegistrySnapshot& snapshot) {
-  Json resources = Json::array();
+std::vector<ApiResource> customMetricResources(const discovery::RegistrySnapshot& snapshot) {
+  std::vector<ApiResource> resources;
+  resources.reserve(snapshot.customMetrics().size());
   for (const auto& metric : snapshot.customMetrics()) {
     // Scope comes from the resource itself, so every entry sharing a resource prefix agrees
     // (the aggregator drops the whole group-version otherwise, docs/api-contract.md "Discovery
     // documents").
-    resources.push_back({{"name", metric.resource.groupResource() + "/" + metric.metric},
-                         {"singularName", ""},
-                         {"namespaced", metric.resource.namespaced},
-                         {"kind", "MetricValueList"},
-                         {"verbs", Json::array({"get"})}});
+    resources.push_back({metric.resource.groupResource() + "/" + metric.metric,
+                         metric.resource.namespaced,
+                         "MetricValueList",
+                         {"get"}});
   }
-  return resourceList(std::string(kCustomMetricsGroup) + "/" + version, std::move(resources));
+  return resources;
 }
 
-Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
-                                 const std::vector<std::string>& forecasts) {
-  Json resources = Json::array();
+std::vector<ApiResource> externalMetricResources(const discovery::RegistrySnapshot& snapshot,
+                                                 const std::vector<std::string>& forecasts) {
+  std::vector<ApiResource> resources;
   // Always namespaced, also for `namespaced: false` rules: the only route has a namespace.
   auto add = [&resources](const std::string& name) {
-    resources.push_back({{"name", name},
-                         {"singularName", ""},
-                         {"namespaced", true},
-                         {"kind", "ExternalMetricValueList"},
-                         {"verbs", Json::array({"get"})}});
+    resources.push_back({name, true, "ExternalMetricValueList", {"get"}});
   };
   for (const auto& metric : snapshot.externalMetrics()) add(metric.metric);
   for (const std::string& name : forecasts) {
     if (!snapshot.findExternal(name)) add(name);
   }
+  return resources;
+}
+
+std::vector<ApiResource> resourceMetricResources() {
+  return {{"nodes", false, "NodeMetrics", {"get", "list"}},
+          {"pods", true, "PodMetrics", {"get", "list"}}};
+}
+
+std::vector<ApiResource> forecastResources() {
+  return {{kObserverResource, true, "ForecastObserver", {"get"}}};
+}
+
+Json resourceList(const std::string& group_version, const std::vector<ApiResource>& resources) {
+  Json entries = Json::array();
+  for (const auto& resource : resources) {
+    Json verbs = Json::array();
+    for (const auto verb : resource.verbs) verbs.push_back(verb);
+    entries.push_back({{"name", resource.name},
+                       {"singularName", ""},
+                       {"namespaced", resource.namespaced},
+                       {"kind", resource.kind},
+                       {"verbs", std::move(verbs)}});
+  }
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group_version},
+          {"resources", std::move(entries)}};
+}
+
+Json customMetricsResourceList(const std::string& version,
+                               const discovery::RegistrySnapshot& snapshot) {
+  return resourceList(std::string(kCustomMetricsGroup) + "/" + version,
+                      customMetricResources(snapshot));
+}
+
+Json externalMetricsResourceList(const discovery::RegistrySnapshot& snapshot,
+                                 const std::vector<std::string>& forecasts) {
   return resourceList(std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion,
-                      std::move(resources));
+                      externalMetricResources(snapshot, forecasts));
 }
 
 Json resourceMetricsGroup() { return apiGroup(resourceMetricsGroupBody()); }
 
 Json resourceMetricsResourceList() {
-  auto resource = [](const char* name, bool namespaced, const char* kind) {
-    return Json{{"name", name},
-                {"singularName", ""},
-                {"namespaced", namespaced},
-                {"kind", kind},
-                {"verbs", Json::array({"get", "list"})}};
-  };
-  return resourceList(
-      std::string(kResourceMetricsGroup) + "/" + kResourceMetricsVersion,
-      Json::array({resource("nodes", false, "NodeMetrics"), resource("pods", true, "PodMetrics")}));
+  return resourceList(std::string(kResourceMetricsGroup) + "/" + kResourceMetricsVersion,
+                      resourceMetricResources());
 }
 
 Json forecastGroup() { return apiGroup(forecastGroupBody()); }
 
 Json forecastResourceList() {
-  Json observer = {{"name", kObserverResource},
-                   {"singularName", ""},
-                   {"namespaced", true},
-                   {"kind", "ForecastObserver"},
-                   {"verbs", Json::array({"get"})}};
-  return resourceList(std::string(kForecastGroup) + "/" + kForecastVersion,
-                      Json::array({std::move(observer)}));
+  return resourceList(std::string(kForecastGroup) + "/" + kForecastVersion, forecastResources());
 }
 
-Json servedResourceLists(const discovery::RegistrySnapshot& snapshot,
-                         const std::vector<std::string>& forecasts, bool resource_metrics) {
-  auto group = [](const char* name, Json versions) {
-    return Json{{"name", name}, {"versions", std::move(versions)}};
-  };
-  Json groups = Json::array();
-  groups.push_back(
-      group(kCustomMetricsGroup, Json::array({customMetricsResourceList("v1beta1", snapshot),
-                                              customMetricsResourceList("v1beta2", snapshot)})));
-  groups.push_back(group(kExternalMetricsGroup,
-                         Json::array({externalMetricsResourceList(snapshot, forecasts)})));
+std::vector<ApiGroupResources> servedResources(const discovery::RegistrySnapshot& snapshot,
+                                               const std::vector<std::string>& forecasts,
+                                               bool resource_metrics) {
+  std::vector<ApiGroupResources> groups;
+  groups.push_back({kCustomMetricsGroup, {"v1beta1", "v1beta2"}, customMetricResources(snapshot)});
+  groups.push_back({kExternalMetricsGroup,
+                    {kExternalMetricsVersion},
+                    externalMetricResources(snapshot, forecasts)});
   if (resource_metrics) {
-    groups.push_back(group(kResourceMetricsGroup, Json::array({resourceMetricsResourceList()})));
+    groups.push_back({kResourceMetricsGroup, {kResourceMetricsVersion}, resourceMetricResources()});
   }
-  groups.push_back(group(kForecastGroup, Json::array({forecastResourceList()})));
+  groups.push_back({kForecastGroup, {kForecastVersion}, forecastResources()});
   return groups;
 }
 

@@ -69,8 +69,8 @@ server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   return response;
 }
 
-// A discovery document rendered for one registry snapshot: its compact JSON (ending in a
-// newline) and, for the aggregated document, its ETag.
+// A discovery document rendered for one registry snapshot: its compact JSON and, for the
+// aggregated document, its ETag.
 struct RenderedDocument {
   std::string body;
   std::string etag;  // quoted SHA-512 of body; "" unless asked for
@@ -85,18 +85,24 @@ class RenderedDocuments {
   using Snapshot = std::shared_ptr<const discovery::RegistrySnapshot>;
   using Document = std::shared_ptr<const RenderedDocument>;
 
-  // `document` for `snapshot`, rendered by `render` unless already cached for it (with its ETag
-  // when `with_etag`). Keeps only the newest snapshot's documents (and so that snapshot, which
-  // the relister holds anyway). The bytes are shared with every answer that carries them: no
-  // copy per request.
+  // `document` for `snapshot`, rendered by `render` unless already cached for it. Keeps only the
+  // newest snapshot's documents (and so that snapshot, which the relister holds anyway). The
+  // bytes are shared with every answer that carries them: no copy per request.
   Document get(const Snapshot& snapshot, std::string_view document,
-               const std::function<Json()>& render, bool with_etag = false) {
+               const std::function<Json()>& render) {
+    return getText(
+        snapshot, document, [&render] { return compactJson(render()); }, false);
+  }
+
+  // The same for a document written as text by `render`, with its ETag when `with_etag`.
+  Document getText(const Snapshot& snapshot, std::string_view document,
+                   const std::function<std::string()>& render, bool with_etag) {
     {
       std::lock_guard lock(mutex_);
       if (Document found = find(snapshot, document)) return found;
     }
     // Outside the lock: other documents go on.
-    RenderedDocument rendered{compactJson(render()), ""};
+    RenderedDocument rendered{render(), ""};
     if (with_etag) rendered.etag = quotedEtag(contentHash(rendered.body));
     auto shared = std::make_shared<const RenderedDocument>(std::move(rendered));
     std::lock_guard lock(mutex_);
@@ -322,8 +328,8 @@ server::HttpResponse Router::apiGroups(const server::HttpRequest& request, bool 
   const std::vector<std::string> forecasts =
       parts_.forecasts ? parts_.forecasts->names() : std::vector<std::string>{};
   auto render = [&] {
-    return aggregatedDiscovery(servedResourceLists(*snapshot, forecasts, resource_metrics),
-                               *format);
+    return renderAggregatedDiscovery(servedResources(*snapshot, forecasts, resource_metrics),
+                                     *format);
   };
   // The cache key: what the document depends on besides the snapshot.
   std::string key = *format == DiscoveryFormat::kAggregatedV2 ? "apis v2" : "apis v2beta1";
@@ -332,14 +338,14 @@ server::HttpResponse Router::apiGroups(const server::HttpRequest& request, bool 
     key += ' ';
     key += name;
   }
-  const auto document = renderedDocuments().get(snapshot, key, render, true);
+  const auto document = renderedDocuments().getText(snapshot, key, render, true);
   server::HttpResponse response;
   response.headers = {{"ETag", document->etag}, {"Vary", "Accept"}, {"Cache-Control", "public"}};
   response.content_type = aggregatedContentType(*format);
   if (ifNoneMatch(request.headerView("If-None-Match"), document->etag)) {
     response.status = 304;
   } else if (pretty) {
-    response.body = dumpJson(render(), true);
+    response.body = dumpJson(Json::parse(document->body), true);
   } else {
     response.shared_body = bodyOf(document);
   }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics_adapter/api/aggregated_discovery.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/discovery/registry.h"
 
@@ -50,14 +51,15 @@ Json resourceMetricsResourceList();
 Json forecastGroup();
 Json forecastResourceList();
 
-// Every group-version we serve, as aggregated discovery lists them: for each group,
-// {"name": group, "versions": [its APIResourceList...]}: custom.metrics.k8s.io (v1beta1, then
-// v1beta2, so that the first, the preferred version of a client reading it, is the legacy
-// document's preferredVersion), external.metrics.k8s.io, metrics.k8s.io when
-// `resource_metrics`, and forecast.metrics-adapter.io (its APIService is opt-in; a registered
-// group-version missing from the aggregated document would be published with no resources).
-Json servedResourceLists(const discovery::RegistrySnapshot& snapshot,
-                         const std::vector<std::string>& forecasts, bool resource_metrics);
+// The resources each group serves, from which both the legacy lists above and the aggregated
+// discovery document are made: custom.metrics.k8s.io (v1beta1, then v1beta2, so that the first,
+// the preferred version of a client reading it, is the legacy document's preferredVersion),
+// external.metrics.k8s.io, metrics.k8s.io when `resource_metrics`, and
+// forecast.metrics-adapter.io (its APIService is opt-in; a registered group-version missing
+// from the aggregated document would be published with no resources).
+std::vector<ApiGroupResources> servedResources(const discovery::RegistrySnapshot& snapshot,
+                                               const std::vector<std::string>& forecasts,
+                                               bool resource_metrics);
 
 bool isCustomMetricsVersion(const std::string& version);
 

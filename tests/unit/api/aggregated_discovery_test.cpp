@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "metrics_adapter/api/api_error.h"
+
 namespace metrics_adapter::api {
 namespace {
 
@@ -53,29 +55,25 @@ TEST(AggregatedContentType, NamesTheVersionServed) {
   EXPECT_EQ(aggregatedContentType(DiscoveryFormat::kAggregatedV2Beta1), kV2Beta1);
 }
 
-Json resource(const std::string& name, bool namespaced, const std::string& kind,
-              Json verbs = Json::array({"get"})) {
-  return {{"name", name},
-          {"singularName", ""},
-          {"namespaced", namespaced},
-          {"kind", kind},
-          {"verbs", std::move(verbs)}};
+ApiResource resource(const std::string& name, bool namespaced, std::string_view kind,
+                     std::vector<std::string_view> verbs = {"get"}) {
+  return {name, namespaced, kind, std::move(verbs)};
 }
 
-Json legacyGroup(const std::string& group, const std::string& version, Json resources) {
-  return {{"name", group},
-          {"versions", Json::array({{{"kind", "APIResourceList"},
-                                     {"apiVersion", "v1"},
-                                     {"groupVersion", group + "/" + version},
-                                     {"resources", std::move(resources)}}})}};
+std::vector<ApiGroupResources> legacyGroup(std::string_view group, std::string_view version,
+                                           std::vector<ApiResource> resources) {
+  return {{group, {version}, std::move(resources)}};
+}
+
+Json aggregatedDiscovery(const std::vector<ApiGroupResources>& groups, DiscoveryFormat format) {
+  return Json::parse(renderAggregatedDiscovery(groups, format));
 }
 
 TEST(AggregatedDiscovery, SlashedNamesBecomeSubresourcesOfAParentWithAnEmptyKind) {
-  const Json legacy = Json::array(
-      {legacyGroup("custom.metrics.k8s.io", "v1beta1",
-                   Json::array({resource("pods/gpu_util", true, "MetricValueList"),
-                                resource("namespaces/gpu_util", false, "MetricValueList"),
-                                resource("pods/queue", true, "MetricValueList")}))});
+  const auto legacy = legacyGroup("custom.metrics.k8s.io", "v1beta1",
+                                  {resource("pods/gpu_util", true, "MetricValueList"),
+                                   resource("namespaces/gpu_util", false, "MetricValueList"),
+                                   resource("pods/queue", true, "MetricValueList")});
   const Json document = aggregatedDiscovery(legacy, DiscoveryFormat::kAggregatedV2);
   EXPECT_EQ(document["kind"], "APIGroupDiscoveryList");
   EXPECT_EQ(document["apiVersion"], "apidiscovery.k8s.io/v2");
@@ -101,11 +99,22 @@ TEST(AggregatedDiscovery, SlashedNamesBecomeSubresourcesOfAParentWithAnEmptyKind
   EXPECT_EQ(resources[1]["scope"], "Cluster");
 }
 
+TEST(AggregatedDiscovery, EveryVersionOfAGroupListsItsResources) {
+  const std::vector<ApiGroupResources> groups = {{"custom.metrics.k8s.io",
+                                                  {"v1beta1", "v1beta2"},
+                                                  {resource("pods/m", true, "MetricValueList")}}};
+  const Json document = aggregatedDiscovery(groups, DiscoveryFormat::kAggregatedV2);
+  const Json& versions = document["items"][0]["versions"];
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0]["version"], "v1beta1");  // the first: what a client takes as preferred
+  EXPECT_EQ(versions[1]["version"], "v1beta2");
+  EXPECT_EQ(versions[0]["resources"], versions[1]["resources"]);
+}
+
 TEST(AggregatedDiscovery, TopLevelResourcesKeepTheirKindAndVerbs) {
-  const Json legacy = Json::array({legacyGroup(
-      "metrics.k8s.io", "v1beta1",
-      Json::array({resource("nodes", false, "NodeMetrics", Json::array({"get", "list"})),
-                   resource("pods", true, "PodMetrics", Json::array({"get", "list"}))}))});
+  const auto legacy = legacyGroup("metrics.k8s.io", "v1beta1",
+                                  {resource("nodes", false, "NodeMetrics", {"get", "list"}),
+                                   resource("pods", true, "PodMetrics", {"get", "list"})});
   const Json document = aggregatedDiscovery(legacy, DiscoveryFormat::kAggregatedV2Beta1);
   EXPECT_EQ(document["apiVersion"], "apidiscovery.k8s.io/v2beta1");
   const Json& pods = document["items"][0]["versions"][0]["resources"][1];
@@ -118,23 +127,29 @@ TEST(AggregatedDiscovery, TopLevelResourcesKeepTheirKindAndVerbs) {
 }
 
 TEST(AggregatedDiscovery, AVersionWithNothingDiscoveredHasNoResourcesField) {
-  const Json legacy =
-      Json::array({legacyGroup("external.metrics.k8s.io", "v1beta1", Json::array())});
-  const Json version =
-      aggregatedDiscovery(legacy, DiscoveryFormat::kAggregatedV2)["items"][0]["versions"][0];
+  const Json document = aggregatedDiscovery(legacyGroup("external.metrics.k8s.io", "v1beta1", {}),
+                                            DiscoveryFormat::kAggregatedV2);
+  const Json& version = document["items"][0]["versions"][0];
   EXPECT_EQ(version["version"], "v1beta1");
   EXPECT_FALSE(version.contains("resources"));
 }
 
 TEST(AggregatedDiscovery, AnEntryWhoseScopeDisagreesWithItsParentIsLeftOut) {
-  const Json legacy =
-      Json::array({legacyGroup("custom.metrics.k8s.io", "v1beta1",
-                               Json::array({resource("pods/a", true, "MetricValueList"),
-                                            resource("pods/b", false, "MetricValueList")}))});
+  const auto legacy = legacyGroup(
+      "custom.metrics.k8s.io", "v1beta1",
+      {resource("pods/a", true, "MetricValueList"), resource("pods/b", false, "MetricValueList")});
   const Json document = aggregatedDiscovery(legacy, DiscoveryFormat::kAggregatedV2);
   const Json& pods = document["items"][0]["versions"][0]["resources"][0];
   ASSERT_EQ(pods["subresources"].size(), 1u);
   EXPECT_EQ(pods["subresources"][0]["subresource"], "a");
+}
+
+TEST(AggregatedDiscovery, NamesAreEscapedAsJson) {
+  const auto legacy = legacyGroup("custom.metrics.k8s.io", "v1beta1",
+                                  {resource("pods/a\"b", true, "MetricValueList")});
+  const Json document = aggregatedDiscovery(legacy, DiscoveryFormat::kAggregatedV2);
+  EXPECT_EQ(document["items"][0]["versions"][0]["resources"][0]["subresources"][0]["subresource"],
+            "a\"b");
 }
 
 }  // namespace
