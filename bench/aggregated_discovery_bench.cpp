@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -24,6 +23,7 @@
 #include "metrics_adapter/discovery/compiled_rule.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/server/request_info.h"
+#include "process_stats.h"
 #include "unit/fake_prometheus.h"
 
 namespace {
@@ -39,15 +39,6 @@ rules:
       pod: {resource: pod}
   metricsQuery: <<.Series>>{<<.LabelMatchers>>}
 )";
-
-long rssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return 0;
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -94,14 +85,14 @@ void measure(std::size_t metrics, int runs) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     malloc_trim(0);
-    const long before = rssKib();
+    const long before = bench::rssKib();
     start = std::chrono::steady_clock::now();
     const auto first = get(router, "/apis", aggregated);
     build_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     malloc_trim(0);
-    rss_added = rssKib() - before;
+    rss_added = bench::rssKib() - before;
     aggregated_bytes = first.bodyText().size();
     start = std::chrono::steady_clock::now();
     const auto again = get(router, "/apis", aggregated);
