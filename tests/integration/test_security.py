@@ -138,7 +138,9 @@ def setUpModule():
                         "--audit-policy-file=" + policy, "--audit-log-path=" + AUDIT_LOG,
                         # blocking: the webhook has each event before its answer goes out
                         "--audit-webhook-config-file=" + WEBHOOK.kubeconfig,
-                        "--audit-webhook-mode=blocking"])
+                        "--audit-webhook-mode=blocking",
+                        # klog's default as its --help prints it (LogBacktraceAtTest)
+                        "--log_backtrace_at=:0"])
         harness.wait_until(lambda: request(METRIC_PATH, cert="front-proxy",
                                            headers={"X-Remote-User": HPA_USER})[0] == 200,
                            timeout=60, what="the first allowed metric answer")
@@ -593,6 +595,24 @@ class AuditAsUpstreamWritesItTest(unittest.TestCase):
                     self.assertEqual([{"authorization.k8s.io/decision": decision,
                                        "authorization.k8s.io/reason": reason}],
                                      [e["annotations"] for e in events], backend)
+
+
+class LogBacktraceAtTest(unittest.TestCase):
+    """--log_backtrace_at as klog reads it: the server of this module runs with ":0", the value
+    klog's --help prints as the default; what klog refuses is refused, naming the flag."""
+
+    def test_klogs_printed_default_runs_and_a_bad_value_names_the_flag(self):
+        self.assertIn("--log_backtrace_at=:0", ADAPTER.process.args)
+        self.assertEqual(200, request("/healthz")[0])
+        for value in ("relist:3", "relist.cpp:0", "a.cpp:b.cpp:3"):
+            with self.subTest(value=value):
+                result = subprocess.run([ARGS.binary, "--log_backtrace_at=" + value, "--help"],
+                                        capture_output=True, text=True, timeout=30)
+                self.assertNotEqual(0, result.returncode)
+                self.assertIn("--log_backtrace_at: ", result.stderr)
+        result = subprocess.run([ARGS.binary, "--log_backtrace_at=relist.cpp:+3", "--help"],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(0, result.returncode, result.stderr)  # Go's Atoi reads "+3"
 
 
 if __name__ == "__main__":
