@@ -80,7 +80,10 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
     if (auth_) {
       auto identity = auth_->authenticate(request, reviews);
       if (std::holds_alternative<auth::AuthFilter::NeedsReview>(identity)) return std::nullopt;
-      if (auto* refusal = std::get_if<server::HttpResponse>(&identity)) return std::move(*refusal);
+      if (auto* refusal = std::get_if<server::HttpResponse>(&identity)) {
+        notes.failed_authentication = std::move(refusal->notes.failed_authentication);
+        return std::move(*refusal);
+      }
       user = std::get<auth::UserInfo>(std::move(identity));
       notes.user = user.name;
     }
@@ -90,10 +93,12 @@ std::optional<server::HttpResponse> RequestPipeline::run(const server::HttpReque
       if (std::holds_alternative<auth::AuthFilter::NeedsReview>(permission)) return std::nullopt;
       if (auto* refusal = std::get_if<server::HttpResponse>(&permission)) {
         // 403 is the authorizer's denial; a 503 (review unavailable) decided nothing.
-        if (refusal->status == 403) notes.decision = "forbid";
+        notes.decision = refusal->notes.decision;
+        notes.decision_reason = std::move(refusal->notes.decision_reason);
         keepCaller(std::move(user), notes);
         return std::move(*refusal);
       }
+      notes.decision_reason = std::move(std::get<auth::AuthFilter::Allowed>(permission).reason);
     }
     notes.decision = "allow";
     keepCaller(std::move(user), notes);

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <stdexcept>
 
+#include "app/log_sinks.h"
 #include "app/prometheus_auth.h"
 #include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/server/sni_cert_key.h"
@@ -404,11 +406,10 @@ std::map<std::string, Flag> serverFlags() {
       {"log_backtrace_at",
        {"file:line: a stack trace follows the message logged there", false,
         [](AdapterOptions& o, const std::string& v) {
-          auto colon = v.rfind(':');
-          if (!v.empty() && (colon == std::string::npos || colon == 0 ||
-                             v.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
-                             colon + 1 == v.size())) {
-            throw FlagError("--log_backtrace_at: expected file:line, got \"" + v + "\"");
+          try {
+            parseBacktraceAt(v);  // the one reader of the flag, so a refusal names the flag
+          } catch (const std::invalid_argument& error) {
+            throw FlagError(error.what());
           }
           o.log.log_backtrace_at = v;
         }}},

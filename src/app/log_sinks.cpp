@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <utility>
@@ -57,18 +58,33 @@ bool pathEndIs(std::string_view path, std::string_view end) {
 }  // namespace
 
 std::optional<BacktraceLocation> parseBacktraceAt(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  auto colon = text.rfind(':');
-  std::string_view file = colon == std::string_view::npos ? text : text.substr(0, colon);
-  std::string_view digits = colon == std::string_view::npos ? "" : text.substr(colon + 1);
-  int line = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), line);
-  if (file.empty() || digits.empty() || error != std::errc() ||
-      end != digits.data() + digits.size() || line <= 0) {
-    throw std::invalid_argument(
-        "--log_backtrace_at: expected file:line (e.g. connection.cpp:42), "
-        "got \"" +
+  // ":0" is how klog prints the unset flag (--help's "default :0"); klog's own Set refuses it,
+  // but an operator who passes the printed default back means "unset", so it is taken as that.
+  if (text.empty() || text == ":0") return std::nullopt;
+  const auto syntax = [text] {
+    return std::invalid_argument(
+        "--log_backtrace_at: expected file:line (e.g. connection.cpp:42), got \"" +
         std::string(text) + "\"");
+  };
+  // klog: exactly two ':'-separated fields, a '.' in the file, the line as Go's Atoi reads it.
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) {
+    throw syntax();
+  }
+  const std::string_view file = text.substr(0, colon);
+  std::string_view digits = text.substr(colon + 1);
+  if (file.find('.') == std::string_view::npos) throw syntax();
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (!digits.empty() && (digits.front() == '+' || digits.front() == '-')) digits.remove_prefix(1);
+  std::int64_t line = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), line);
+  if (digits.empty() || digits.front() < '0' || digits.front() > '9' || error != std::errc() ||
+      end != digits.data() + digits.size()) {
+    throw syntax();
+  }
+  if (negative || line == 0) {
+    throw std::invalid_argument("--log_backtrace_at: the line must be positive, got \"" +
+                                std::string(text) + "\"");
   }
   return BacktraceLocation{std::string(file), line};
 }

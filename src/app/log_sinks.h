@@ -3,6 +3,7 @@
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/sink.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,12 +18,14 @@ namespace metrics_adapter::app {
 
 // --log_backtrace_at: a stack trace follows every message logged at this source line.
 struct BacktraceLocation {
-  std::string file;  // a base name ("connection.cpp") or a path end ("server/connection.cpp")
-  int line = 0;
+  std::string file;       // a base name ("connection.cpp") or a path end ("server/connection.cpp")
+  std::int64_t line = 0;  // klog takes any positive int64
   bool operator==(const BacktraceLocation&) const = default;
 };
 
-// Reads --log_backtrace_at's "file:line" (line > 0); empty text gives nullopt. Throws
+// Reads --log_backtrace_at as klog's traceLocation.Set does: "file:line" with exactly one ':',
+// a '.' in the file, and a positive line as Go's strconv.Atoi reads it ("+7" and "007" are 7);
+// "" gives nullopt, and so does ":0", klog's printed default. Throws
 // std::invalid_argument("--log_backtrace_at: ...") for anything else.
 std::optional<BacktraceLocation> parseBacktraceAt(std::string_view text);
 

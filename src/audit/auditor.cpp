@@ -2,13 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "audit/backend.h"
 #include "audit/event.h"
 #include "audit/policy.h"
 #include "audit/sinks.h"
+#include "audit/source_ips.h"
 #include "metrics_adapter/kube/kube_client.h"
+#include "metrics_adapter/server/audit_id.h"
 #include "metrics_adapter/server/request_info.h"
 #include "metrics_adapter/text/ascii.h"
 
@@ -28,6 +34,18 @@ std::string_view modeName(AuditMode mode) {
       return "batch";
   }
   return "batch";
+}
+
+// The stages an answer is recorded at. A refused authentication is recorded once, at
+// ResponseStarted, as upstream's failed-authentication handler does (it runs outside the audit
+// filter, so there is no RequestReceived); every other answer at RequestReceived and
+// ResponseComplete (upstream adds ResponseStarted only for long-running requests: we have none).
+std::span<const Stage> stagesOf(const server::ResponseNotes& notes) {
+  static constexpr std::array<Stage, 1> kFailedAuthentication = {Stage::kResponseStarted};
+  static constexpr std::array<Stage, 2> kAnswered = {Stage::kRequestReceived,
+                                                     Stage::kResponseComplete};
+  if (!notes.failed_authentication.empty()) return kFailedAuthentication;
+  return kAnswered;
 }
 
 }  // namespace
@@ -111,11 +129,18 @@ bool Auditor::record(const server::Exchange& exchange) {
     const PolicyDecision decision = evaluatePolicy(*policy_, attributesOf(exchange, request));
     if (decision.level == Level::kNone) return true;
     const auto now = std::chrono::system_clock::now();
-    const AuditId audit_id = newAuditId();
-    for (const Stage stage : {Stage::kRequestReceived, Stage::kResponseComplete}) {
+    std::string_view audit_id = exchange.audit_id;
+    server::AuditId fresh{};
+    if (audit_id.empty()) {  // a request that could not be read: the server gave it no ID
+      fresh = server::newAuditId();
+      audit_id = {fresh.data(), fresh.size()};
+    }
+    thread_local std::vector<std::string> source_ips;  // keeps its capacity
+    sourceIps(exchange.forwarded_for, exchange.real_ip, exchange.remote, source_ips);
+    const RequestOrigin origin{.audit_id = audit_id, .source_ips = source_ips};
+    for (const Stage stage : stagesOf(*exchange.notes)) {
       if ((decision.omit_stages & static_cast<StageSet>(stage)) != 0) continue;
-      const Event event = makeEvent(exchange, request, decision.level, stage, now,
-                                    std::string_view(audit_id.data(), audit_id.size()));
+      const Event event = makeEvent(exchange, request, decision.level, stage, now, origin);
       for (const auto& backend : backends_) ok = backend->submit(event) && ok;
     }
   } catch (const std::exception& e) {

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "metrics_adapter/server/status.h"
 #include "metrics_adapter/text/utf8.h"
@@ -45,7 +44,9 @@ void appendStatusField(std::string& out, const nlohmann::json& status, const cha
 
 void appendResponseStatus(std::string& out, const Event& event) {
   out += R"(,"responseStatus":{"metadata":{})";
-  if (event.code >= 300 && !event.body.empty()) {
+  if (!event.failed_authentication.empty()) {
+    appendMember(out, "message", event.failed_authentication);
+  } else if (event.code >= 300 && !event.body.empty()) {
     const nlohmann::json status = nlohmann::json::parse(event.body, nullptr, false);
     appendStatusField(out, status, "status");
     appendStatusField(out, status, "message");
@@ -138,19 +139,20 @@ RequestAttributes attributesOf(const server::Exchange& exchange, const ParsedReq
 }
 
 Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, Level level,
-                Stage stage, std::chrono::system_clock::time_point now, std::string_view audit_id) {
+                Stage stage, std::chrono::system_clock::time_point now,
+                const RequestOrigin& origin) {
   const server::ResponseNotes& notes = *exchange.notes;
   Event event;
   event.level = level;
   event.stage = stage;
-  event.audit_id = audit_id;
+  event.audit_id = origin.audit_id;
   event.request_uri = exchange.target;
   event.verb = request.info != nullptr ? request.info->verb : request.verb;
   event.user = notes.user;
   event.uid = notes.uid;
   event.groups = notes.groups;
   if (!notes.extra.empty()) event.extra = &notes.extra;
-  event.source_ip = sourceIp(exchange.remote);
+  event.source_ips = origin.source_ips;
   event.user_agent = exchange.user_agent;
   if (request.info != nullptr && request.info->resource_request) {
     const server::RequestInfo& info = *request.info;
@@ -165,6 +167,7 @@ Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, 
   event.received = now - exchange.latency;
   event.decision = notes.decision;
   event.decision_reason = notes.decision_reason;
+  event.failed_authentication = notes.failed_authentication;
   if (stage == Stage::kRequestReceived) {
     event.stage_time = event.received;
     return event;
@@ -174,37 +177,6 @@ Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, 
   event.response_object = level == Level::kRequestResponse && event.has_object_ref;
   if (exchange.code >= 300 || event.response_object) event.body = exchange.response_body;
   return event;
-}
-
-AuditId newAuditId() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  const std::uint64_t high = (random() & ~std::uint64_t{0xF000}) | 0x4000;  // version 4
-  const std::uint64_t low =
-      (random() & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);  // variant 10
-  // 8-4-4-4-12 hex digits: high's 16, then low's 16 (no snprintf: one per answer).
-  static constexpr char kHex[] = "0123456789abcdef";
-  AuditId text;
-  text.fill('-');
-  std::size_t at = 0;
-  for (int nibble = 0; nibble < 32; ++nibble) {
-    if (at == 8 || at == 13 || at == 18 || at == 23) ++at;
-    const std::uint64_t word = nibble < 16 ? high : low;
-    text[at++] = kHex[(word >> (60 - 4 * (nibble % 16))) & 0xF];
-  }
-  return text;
-}
-
-std::string_view sourceIp(std::string_view remote) {
-  if (remote.empty() || remote == "unknown") return "";
-  if (remote.front() == '[') {
-    const auto close = remote.find(']');
-    return remote.substr(1, close == std::string_view::npos ? close : close - 1);
-  }
-  const auto colon = remote.find(':');
-  if (colon != std::string_view::npos && remote.find(':', colon + 1) == std::string_view::npos) {
-    return remote.substr(0, colon);
-  }
-  return remote;
 }
 
 std::string microTime(std::chrono::system_clock::time_point time) {
@@ -243,11 +215,15 @@ void appendEventJson(std::string& out, const Event& event, bool with_bodies) {
   appendMember(out, "stage", stageName(event.stage));
   appendMember(out, "requestURI", event.request_uri);
   appendMember(out, "verb", event.verb);
-  out += R"(,"user":{"username":)";
-  appendJsonQuoted(out, event.user);
+  // authentication/v1 UserInfo omits empty fields: an unauthenticated caller is "user":{}.
+  out += R"(,"user":{)";
+  const std::size_t user_start = out.size();
+  appendOptionalMember(out, "username", event.user);
   appendOptionalMember(out, "uid", event.uid);
-  out += ",\"groups\":";
-  appendStringArray(out, event.groups);
+  if (!event.groups.empty()) {
+    out += ",\"groups\":";
+    appendStringArray(out, event.groups);
+  }
   if (event.extra != nullptr && !event.extra->empty()) {
     out += ",\"extra\":{";
     bool first = true;
@@ -260,11 +236,11 @@ void appendEventJson(std::string& out, const Event& event, bool with_bodies) {
     }
     out += '}';
   }
+  if (out.size() > user_start) out.erase(user_start, 1);  // the first member's leading comma
   out += '}';
-  if (!event.source_ip.empty()) {
-    out += ",\"sourceIPs\":[";
-    appendJsonQuoted(out, event.source_ip);
-    out += ']';
+  if (!event.source_ips.empty()) {
+    out += ",\"sourceIPs\":";
+    appendStringArray(out, event.source_ips);
   }
   appendOptionalMember(out, "userAgent", event.user_agent);
   if (event.has_object_ref) {
@@ -288,7 +264,11 @@ void appendEventJson(std::string& out, const Event& event, bool with_bodies) {
     const std::size_t start = out.size();
     if (event.truncated) appendMember(out, "audit.k8s.io/truncated", "true");
     appendOptionalMember(out, "authorization.k8s.io/decision", event.decision);
-    appendOptionalMember(out, "authorization.k8s.io/reason", event.decision_reason);
+    // Upstream adds the reason with every decision, "" when the authorizer gave none; alone
+    // ("internal error") when authorization failed without deciding.
+    if (!event.decision.empty() || !event.decision_reason.empty()) {
+      appendMember(out, "authorization.k8s.io/reason", event.decision_reason);
+    }
     out.erase(start, 1);
     out += '}';
   }
@@ -313,7 +293,7 @@ std::string legacyEventLine(const Event& event) {
   };
   field("id", event.audit_id);
   field("stage", stageName(event.stage));
-  field("ip", event.source_ip.empty() ? "<unknown>" : event.source_ip);
+  field("ip", event.source_ips.empty() ? "<unknown>" : event.source_ips.front());
   field("method", event.verb);
   field("user", event.user.empty() ? "<none>" : event.user);
   field("groups", groups);

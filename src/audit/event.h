@@ -1,6 +1,5 @@
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <map>
 #include <span>
@@ -27,7 +26,7 @@ struct Event {
   std::string_view uid;
   std::span<const std::string> groups;
   const std::map<std::string, std::vector<std::string>>* extra = nullptr;  // null: none
-  std::string_view source_ip;  // "" when the connection's address is unknown
+  std::span<const std::string> source_ips;  // empty: none known (no sourceIPs member)
   std::string_view user_agent;
   bool has_object_ref = false;  // resource requests
   std::string_view resource;
@@ -45,6 +44,9 @@ struct Event {
   std::chrono::system_clock::time_point stage_time;
   std::string_view decision;
   std::string_view decision_reason;
+  // A refused authentication's message: responseStatus is then {message, code} alone, as
+  // upstream's failed-authentication handler writes it, not the Status body's fields.
+  std::string_view failed_authentication;
   bool truncated = false;  // responseObject dropped to fit --audit-*-truncate-max-event-size
 };
 
@@ -58,17 +60,16 @@ struct ParsedRequest {
 
 RequestAttributes attributesOf(const server::Exchange& exchange, const ParsedRequest& request);
 
+// What every event of one request shares, worked out once for all its stages.
+struct RequestOrigin {
+  std::string_view audit_id;
+  std::span<const std::string> source_ips;
+};
+
 // The event of `stage` for an exchange answered at `now`; received = now - latency.
 Event makeEvent(const server::Exchange& exchange, const ParsedRequest& request, Level level,
-                Stage stage, std::chrono::system_clock::time_point now, std::string_view audit_id);
-
-// A random (version 4) UUID, as upstream's auditID: 36 characters.
-using AuditId = std::array<char, 36>;
-AuditId newAuditId();
-
-// The address without its port: "10.0.0.1:5443" -> "10.0.0.1", "[::1]:443" -> "::1"; "" for
-// "unknown" and "". A view of `remote`.
-std::string_view sourceIp(std::string_view remote);
+                Stage stage, std::chrono::system_clock::time_point now,
+                const RequestOrigin& origin);
 
 // RFC 3339 with microseconds in UTC: 2024-05-01T10:00:00.123456Z (metav1.MicroTime).
 std::string microTime(std::chrono::system_clock::time_point time);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "metrics_adapter/auth/failed_authentication.h"
 #include "metrics_adapter/server/status.h"
 
 namespace metrics_adapter::auth {
@@ -30,7 +31,9 @@ AuthFilter::Identity AuthFilter::authenticate(const server::HttpRequest& request
   if (identity.outcome == Outcome::kRejected) {
     SPDLOG_INFO("{} {}: authentication failed: {}", request.method, request.target,
                 identity.reason);
-    return status(401, "Unauthorized", "Unauthorized");
+    auto response = status(401, "Unauthorized", "Unauthorized");
+    response.notes.failed_authentication = failedAuthenticationMessage(request);
+    return response;
   }
   if (identity.outcome == Outcome::kUnavailable) {
     SPDLOG_WARN("{} {}: authentication unavailable: {}", request.method, request.target,
@@ -47,13 +50,16 @@ AuthFilter::Permission AuthFilter::authorize(const UserInfo& user,
                                              Reviews reviews) const {
   auto decision = authorizer_->authorize(user, info, reviews);
   using Outcome = AuthorizationResult::Outcome;
-  if (decision.outcome == Outcome::kAllowed) return Allowed{};
+  if (decision.outcome == Outcome::kAllowed) return Allowed{std::move(decision.reason)};
   if (decision.outcome == Outcome::kNeedsReview) return NeedsReview{};
   if (decision.outcome == Outcome::kUnavailable) {
     SPDLOG_WARN("{} {}: authorization unavailable: {}", request.method, request.target,
                 decision.reason);
-    return status(503, "ServiceUnavailable",
-                  "authorization is temporarily unavailable: the access review failed");
+    auto response = status(503, "ServiceUnavailable",
+                           "authorization is temporarily unavailable: the access review failed");
+    // Upstream's annotation when the authorizer failed without deciding (it answers 500).
+    response.notes.decision_reason = "internal error";
+    return response;
   }
   server::StatusDetails details;
   if (info.resource_request) {
@@ -61,6 +67,8 @@ AuthFilter::Permission AuthFilter::authorize(const UserInfo& user,
   }
   auto response = status(403, "Forbidden", forbiddenMessage(user, info, decision.reason), details);
   response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.notes.decision = "forbid";
+  response.notes.decision_reason = std::move(decision.reason);
   return response;
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/server/audit_id.h"
 #include "server/http_message.h"
 #include "server/peer_certificates.h"
 #include "server/sni_context.h"
@@ -238,6 +239,17 @@ void Connection::dispatch() {
   head_request_ = parser_->method() == http::verb::head;
   parser_.reset();
   request_token_ = state_->requests.begin();
+  // Every answer to a request that was read carries its audit ID, auditing on or off, as
+  // upstream's WithAuditInit (the outermost filter) does.
+  if (const std::string_view asked = requestedAuditId(request_.headerView("Audit-ID"));
+      !asked.empty()) {
+    request_audit_id_.assign(asked);
+  } else {
+    const AuditId fresh = newAuditId();
+    request_audit_id_.assign(fresh.data(), fresh.size());
+  }
+  request_forwarded_for_ = request_.headerView("X-Forwarded-For");
+  request_real_ip_ = request_.headerView("X-Real-Ip");
   if (state_->stopping) {
     keep_alive_ = false;
     return respond(retryLater(503, "ServiceUnavailable", "the server is shutting down"));
@@ -293,7 +305,8 @@ void Connection::respond(HttpResponse response) {
   phase_ = Phase::kWriting;
   account(response);
   const bool keep_alive = keep_alive_ && !state_->stopping;
-  renderResponse(std::move(response), head_request_, keep_alive, answer_);
+  renderResponse(std::move(response), head_request_, keep_alive, answer_, request_audit_id_);
+  request_audit_id_.clear();  // a request that cannot be read next gets none
   stream_.next_layer().expires_after(state_->options.request_timeout);
   // buffers_cat, not a std::array: Asio's write of a two-buffer array goes on with an empty
   // first buffer once the head is out, and Beast's flat_stream under the TLS stream then writes
@@ -322,6 +335,8 @@ void Connection::account(HttpResponse& response) {
   request_method_.clear();
   request_target_.clear();
   request_user_agent_.clear();
+  request_forwarded_for_.clear();
+  request_real_ip_.clear();
 }
 
 bool Connection::observe(const HttpResponse& response) {
@@ -330,6 +345,9 @@ bool Connection::observe(const HttpResponse& response) {
   exchange.target = request_target_;
   exchange.remote = remote_address_;
   exchange.user_agent = request_user_agent_;
+  exchange.audit_id = request_audit_id_;
+  exchange.forwarded_for = request_forwarded_for_;
+  exchange.real_ip = request_real_ip_;
   exchange.code = response.status;
   exchange.response_body = response.bodyText();
   exchange.latency = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -354,7 +372,8 @@ void Connection::releaseLargeRequest() {
   std::size_t held =
       request_.target.capacity() + request_.body.capacity() + request_.method.capacity();
   for (const auto& [name, value] : request_.headers) held += name.capacity() + value.capacity();
-  held += request_user_agent_.capacity();
+  held += request_user_agent_.capacity() + request_audit_id_.capacity() +
+          request_forwarded_for_.capacity() + request_real_ip_.capacity();
   if (held <= kRetainedBufferBytes) return;
   // Swapped with new ones, not assigned: a string assigned a short one keeps its buffer. The
   // address and the client's certificates stay.
@@ -363,6 +382,9 @@ void Connection::releaseLargeRequest() {
   std::string().swap(request_.body);
   std::vector<std::pair<std::string, std::string>>().swap(request_.headers);
   std::string().swap(request_user_agent_);
+  std::string().swap(request_audit_id_);
+  std::string().swap(request_forwarded_for_);
+  std::string().swap(request_real_ip_);
 }
 
 void Connection::onWritten(const beast::error_code& ec, bool keep_alive) {

@@ -103,6 +103,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string request_method_;
   std::string request_target_;
   std::string request_user_agent_;                       // for the audit log
+  std::string request_audit_id_;                         // sent back as Audit-Id; audit log
+  std::string request_forwarded_for_;                    // for the audit log's sourceIPs
+  std::string request_real_ip_;                          // likewise
   std::chrono::steady_clock::time_point request_began_;  // its header was read
   bool keep_alive_ = false;
   bool head_request_ = false;

@@ -59,7 +59,8 @@ void WireResponse::clear() {
   response.reset();
 }
 
-void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire) {
+void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire,
+                    std::string_view audit_id) {
   if (response.status < 200 || response.status > 599) {
     SPDLOG_ERROR("handler returned invalid HTTP status {}; answering 500", response.status);
     response = statusResponse(500, "InternalError", "Internal error occurred");
@@ -88,6 +89,7 @@ void renderResponse(HttpResponse response, bool head_request, bool keep_alive, W
     appendField(head, "Content-Type", response.content_type);
   }
   appendField(head, "X-Content-Type-Options", "nosniff");
+  if (!audit_id.empty() && isSafeHeaderText(audit_id)) appendField(head, "Audit-Id", audit_id);
   if (!has_cache_control) appendField(head, "Cache-Control", "no-cache, private");
   const bool body_allowed = !hasNoBody(response.status);
   if (body_allowed) {

@@ -29,8 +29,10 @@ struct WireResponse {
 // when the connection ends after it, and the handler's extra headers. For HEAD the body is
 // dropped but Content-Length still describes it. A status outside 200..599 becomes a 500
 // (logged); header lines containing CR, LF or NUL are dropped (logged), and so are the handler's
-// Content-Length, Transfer-Encoding and Connection: the framing is this function's.
-void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire);
+// Content-Length, Transfer-Encoding and Connection: the framing is this function's. A non-empty
+// `audit_id` is sent as `Audit-Id` (upstream's header name as Go writes it).
+void renderResponse(HttpResponse response, bool head_request, bool keep_alive, WireResponse& wire,
+                    std::string_view audit_id = {});
 
 // A response carrying a Kubernetes Status failure body.
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message);

@@ -3,13 +3,16 @@ meet them: front-proxy certificates with X-Remote-* headers, client certificates
 tokens (TokenReview) and SubjectAccessReview against a fake Kubernetes API; certificates made
 by the test; TLS versions, serving-certificate rotation and slow clients."""
 
+import http.server
 import json
 import os
+import re
 import resource
 import shutil
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import unittest
 import warnings
@@ -24,7 +27,7 @@ METRIC_PATH = ("/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/%2A/
                "duty_cycle_current")
 HEADER_TIMEOUT_SECONDS = 2
 
-PROCS = ADAPTER = KUBE = None
+PROCS = ADAPTER = KUBE = WEBHOOK = None
 CERTS = {}
 SERVING_DIR = None
 AUDIT_LOG = None
@@ -42,8 +45,46 @@ rules:
 """
 
 
+class AuditWebhook:
+    """An audit webhook on 127.0.0.1 that keeps the items of every EventList POSTed to it, and
+    the kubeconfig (--audit-webhook-config-file) that sends them there. stop() closes it."""
+
+    def __init__(self, directory):
+        received = self._events = []
+        lock = self._lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    received.extend(body["items"])
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.kubeconfig = os.path.join(directory, "audit-webhook.kubeconfig")
+        with open(self.kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: audit\n  cluster:\n"
+                    "    server: http://127.0.0.1:%d/audit\ncontexts:\n- name: audit\n"
+                    "  context:\n    cluster: audit\n    user: audit\ncurrent-context: audit\n"
+                    "users:\n- name: audit\n  user: {}\n" % self.server.server_address[1])
+
+    def events(self):
+        with self._lock:
+            return list(self._events)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def setUpModule():
-    global PROCS, ADAPTER, KUBE, SERVING_DIR, AUDIT_LOG
+    global PROCS, ADAPTER, KUBE, SERVING_DIR, AUDIT_LOG, WEBHOOK
     PROCS = harness.Processes()
     try:
         certs = os.path.join(PROCS.workdir, "pki")
@@ -80,6 +121,7 @@ def setUpModule():
                 "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]'}}})
 
         AUDIT_LOG = os.path.join(PROCS.workdir, "audit", "audit.log")
+        WEBHOOK = AuditWebhook(PROCS.workdir)
         policy = os.path.join(PROCS.workdir, "audit-policy.yaml")
         with open(policy, "w") as f:
             f.write(AUDIT_POLICY)
@@ -93,7 +135,12 @@ def setUpModule():
                       "--tls-private-key-file=" + os.path.join(SERVING_DIR, "serving.key")],
             extra_args=["--lister-kubeconfig=" + KUBE.kubeconfig,
                         "--header-timeout=%ds" % HEADER_TIMEOUT_SECONDS,
-                        "--audit-policy-file=" + policy, "--audit-log-path=" + AUDIT_LOG])
+                        "--audit-policy-file=" + policy, "--audit-log-path=" + AUDIT_LOG,
+                        # blocking: the webhook has each event before its answer goes out
+                        "--audit-webhook-config-file=" + WEBHOOK.kubeconfig,
+                        "--audit-webhook-mode=blocking",
+                        # klog's default as its --help prints it (LogBacktraceAtTest)
+                        "--log_backtrace_at=:0"])
         harness.wait_until(lambda: request(METRIC_PATH, cert="front-proxy",
                                            headers={"X-Remote-User": HPA_USER})[0] == 200,
                            timeout=60, what="the first allowed metric answer")
@@ -104,6 +151,8 @@ def setUpModule():
 
 def tearDownModule():
     PROCS.stop_all()
+    if WEBHOOK:
+        WEBHOOK.stop()
 
 
 def context(cert=None):
@@ -116,6 +165,12 @@ def context(cert=None):
 def request(path, cert=None, headers=None):
     """(status, parsed body) for a GET over TLS, optionally presenting a client certificate.
     Repeated headers are given as a list of (name, value) pairs."""
+    status, _, body = exchange(path, cert, headers)
+    return status, body
+
+
+def exchange(path, cert=None, headers=None):
+    """(status, {lower-case header name: value}, parsed body), as request() sends it."""
     connection = socket.create_connection(("127.0.0.1", ADAPTER.port), timeout=30)
     tls = context(cert).wrap_socket(connection, server_hostname="127.0.0.1")
     try:
@@ -132,8 +187,13 @@ def request(path, cert=None, headers=None):
     finally:
         tls.close()
     head, _, body = answer.partition(b"\r\n\r\n")
-    status = int(head.split(b" ")[1])
-    return status, json.loads(body) if body.startswith(b"{") else body.decode()
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    fields = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        fields.setdefault(name.strip().lower(), value.strip())
+    return status, fields, json.loads(body) if body.startswith(b"{") else body.decode()
 
 
 class FrontProxyTest(unittest.TestCase):
@@ -376,9 +436,18 @@ def audit_events():
         return [json.loads(line) for line in f if line.strip()]
 
 
+def backends():
+    """(name, events) of each audit backend: the log file and the webhook."""
+    return (("log", audit_events()), ("webhook", WEBHOOK.events()))
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
 class AuditLogTest(unittest.TestCase):
-    """--audit-policy-file and --audit-log-path (blocking mode: each event is written before
-    its answer goes out): served and refused requests, at the levels the policy gives them."""
+    """--audit-policy-file with the log (--audit-log-path) and the webhook
+    (--audit-webhook-config-file) backends, both blocking (each event is written before its
+    answer goes out): served and refused requests, at the levels the policy gives them."""
 
     def test_served_and_refused_requests_are_audited_at_their_policy_level(self):
         marker = "?audit=%d" % time.time_ns()  # this test's requests, whatever ran before
@@ -392,41 +461,158 @@ class AuditLogTest(unittest.TestCase):
         self.assertEqual(200, request("/apis" + marker,
                                       headers={"Authorization": "Bearer dana-token"})[0])
 
-        events = [e for e in audit_events() if e["requestURI"].endswith(marker)]
-        by_code = {(e["requestURI"].split("?")[0], e["responseStatus"]["code"]): e for e in events}
-        self.assertEqual({(METRIC_PATH, 200), (METRIC_PATH, 403), (METRIC_PATH, 401),
-                          ("/apis", 200)}, set(by_code))  # /healthz: level None
-        for event in events:
-            self.assertEqual(("Event", "audit.k8s.io/v1", "ResponseComplete"),
-                             (event["kind"], event["apiVersion"], event["stage"]))
-            self.assertEqual(["127.0.0.1"], event["sourceIPs"])
+        for backend, recorded in backends():
+            with self.subTest(backend=backend):
+                events = [e for e in recorded if e["requestURI"].endswith(marker)]
+                by_code = {(e["requestURI"].split("?")[0], e["responseStatus"]["code"]): e
+                           for e in events}
+                self.assertEqual({(METRIC_PATH, 200), (METRIC_PATH, 403), (METRIC_PATH, 401),
+                                  ("/apis", 200)}, set(by_code))  # /healthz: level None
+                self.assertEqual(4, len(events))  # the 401 once, at ResponseStarted
+                for event in events:
+                    stage = ("ResponseStarted" if event["responseStatus"]["code"] == 401
+                             else "ResponseComplete")
+                    self.assertEqual(("Event", "audit.k8s.io/v1", stage),
+                                     (event["kind"], event["apiVersion"], event["stage"]))
+                    self.assertEqual(["127.0.0.1"], event["sourceIPs"])
 
-        allowed = by_code[(METRIC_PATH, 200)]
-        self.assertEqual("RequestResponse", allowed["level"])
-        self.assertEqual({"username": "dana", "groups": ["ops", "system:authenticated"]},
-                         allowed["user"])
-        self.assertEqual("audit-test/1.0", allowed["userAgent"])
-        self.assertEqual("get", allowed["verb"])
-        self.assertEqual({"resource": "pods", "namespace": "default", "name": "*",
-                          "apiGroup": "custom.metrics.k8s.io", "apiVersion": "v1beta2",
-                          "subresource": "duty_cycle_current"}, allowed["objectRef"])
-        self.assertEqual("allow", allowed["annotations"]["authorization.k8s.io/decision"])
-        self.assertEqual(served[1], allowed["responseObject"])  # the answer itself
+                allowed = by_code[(METRIC_PATH, 200)]
+                self.assertEqual("RequestResponse", allowed["level"])
+                self.assertEqual({"username": "dana", "groups": ["ops", "system:authenticated"]},
+                                 allowed["user"])
+                self.assertEqual("audit-test/1.0", allowed["userAgent"])
+                self.assertEqual("get", allowed["verb"])
+                self.assertEqual({"resource": "pods", "namespace": "default", "name": "*",
+                                  "apiGroup": "custom.metrics.k8s.io", "apiVersion": "v1beta2",
+                                  "subresource": "duty_cycle_current"}, allowed["objectRef"])
+                self.assertEqual("allow", allowed["annotations"]["authorization.k8s.io/decision"])
+                self.assertEqual(served[1], allowed["responseObject"])  # the answer itself
 
-        denied = by_code[(METRIC_PATH, 403)]
-        self.assertEqual("erin", denied["user"]["username"])
-        self.assertEqual("forbid", denied["annotations"]["authorization.k8s.io/decision"])
-        self.assertEqual("Failure", denied["responseStatus"]["status"])
+                denied = by_code[(METRIC_PATH, 403)]
+                self.assertEqual("erin", denied["user"]["username"])
+                self.assertEqual("forbid", denied["annotations"]["authorization.k8s.io/decision"])
+                self.assertEqual("Failure", denied["responseStatus"]["status"])
 
-        unknown = by_code[(METRIC_PATH, 401)]
-        self.assertNotIn("authorization.k8s.io/decision", unknown.get("annotations", {}))
-        self.assertEqual("", unknown["user"].get("username", ""))
+                unknown = by_code[(METRIC_PATH, 401)]
+                self.assertNotIn("authorization.k8s.io/decision", unknown.get("annotations", {}))
+                self.assertEqual("", unknown["user"].get("username", ""))
 
-        discovery = by_code[("/apis", 200)]
-        self.assertEqual("Metadata", discovery["level"])
-        self.assertNotIn("responseObject", discovery)
-        self.assertNotIn("objectRef", discovery)
+                discovery = by_code[("/apis", 200)]
+                self.assertEqual("Metadata", discovery["level"])
+                self.assertNotIn("responseObject", discovery)
+                self.assertNotIn("objectRef", discovery)
         self.assertEqual(0o600, os.stat(AUDIT_LOG).st_mode & 0o777)
+
+
+class AuditAsUpstreamWritesItTest(unittest.TestCase):
+    """What a kube-apiserver (and prometheus-adapter) writes that an auditor follows a request
+    by: the Audit-Id header, the aggregator's Audit-ID taken on, sourceIPs through proxies, a
+    failed authentication once at ResponseStarted, the authorizer's reason. Each check is made
+    on both backends' events."""
+
+    def events_of(self, audit_id):
+        """{backend: the events with this auditID}."""
+        return {backend: [e for e in recorded if e["auditID"] == audit_id]
+                for backend, recorded in backends()}
+
+    def test_every_answer_carries_its_audit_id_and_the_events_share_it(self):
+        for what, path, headers, code in (
+                ("served", METRIC_PATH, {"Authorization": "Bearer dana-token"}, 200),
+                ("forbidden", METRIC_PATH, {"Authorization": "Bearer erin-token"}, 403),
+                ("unauthenticated", METRIC_PATH, {"Authorization": "Bearer forged-id"}, 401),
+                ("discovery", "/apis", {"Authorization": "Bearer dana-token"}, 200)):
+            with self.subTest(what=what):
+                status, fields, _ = exchange(path, headers=headers)
+                self.assertEqual(code, status)
+                audit_id = fields.get("audit-id", "")
+                self.assertRegex(audit_id, UUID)
+                for backend, events in self.events_of(audit_id).items():
+                    self.assertEqual([code], [e["responseStatus"]["code"] for e in events],
+                                     backend)
+        # Upstream's WithAuditInit sets it whatever the policy says, so unaudited answers too.
+        status, fields, _ = exchange("/healthz")
+        self.assertEqual(200, status)
+        self.assertRegex(fields.get("audit-id", ""), UUID)
+        self.assertEqual({"log": [], "webhook": []}, self.events_of(fields["audit-id"]))
+
+    def test_the_aggregators_audit_id_becomes_the_events_id(self):
+        # What the kube-apiserver's proxy forwards: its own event's ID, any text (not checked,
+        # as upstream takes it), spaces around it dropped as Go's header parser drops them.
+        audit_id = "aggregator-%d" % time.time_ns()
+        status, fields, _ = exchange(METRIC_PATH, headers={
+            "Authorization": "Bearer dana-token", "Audit-ID": "  %s " % audit_id})
+        self.assertEqual(200, status)
+        self.assertEqual(audit_id, fields.get("audit-id"))
+        for backend, events in self.events_of(audit_id).items():
+            self.assertEqual(1, len(events), backend)  # the policy omits RequestReceived
+            self.assertEqual("ResponseComplete", events[0]["stage"], backend)
+        # An empty one is none: a fresh ID.
+        status, fields, _ = exchange(METRIC_PATH, headers={
+            "Authorization": "Bearer dana-token", "Audit-ID": ""})
+        self.assertEqual(200, status)
+        self.assertRegex(fields.get("audit-id", ""), UUID)
+
+    def test_source_ips_list_the_proxies_addresses_first(self):
+        client, proxy = "192.168.7.7", "10.20.30.40"
+        audit_id = "source-ips-%d" % time.time_ns()
+        self.assertEqual(200, request(METRIC_PATH, headers={
+            "Authorization": "Bearer dana-token", "Audit-ID": audit_id,
+            "X-Forwarded-For": "%s, not-an-address ,%s" % (client, proxy),
+            "X-Real-Ip": proxy})[0])
+        # The chain in order without its invalid entry, the real IP already in it, then us.
+        for backend, events in self.events_of(audit_id).items():
+            self.assertEqual([[client, proxy, "127.0.0.1"]], [e["sourceIPs"] for e in events],
+                             backend)
+
+    def test_a_failed_authentication_is_recorded_once_at_response_started(self):
+        for what, cert, headers, message in (
+                ("a forged token", None, {"Authorization": "Bearer forged-once"},
+                 "Authentication failed, attempted: bearer"),
+                ("a certificate of another CA", "other-ca", {},
+                 "Authentication failed, attempted: x509")):
+            with self.subTest(what=what):
+                audit_id = "failed-authn-%d" % time.time_ns()
+                status, fields, _ = exchange(METRIC_PATH, cert=cert,
+                                             headers=dict(headers, **{"Audit-ID": audit_id}))
+                self.assertEqual(401, status)
+                self.assertEqual(audit_id, fields.get("audit-id"))
+                for backend, events in self.events_of(audit_id).items():
+                    self.assertEqual(1, len(events), backend)
+                    self.assertEqual("ResponseStarted", events[0]["stage"], backend)
+                    self.assertEqual({"metadata": {}, "message": message, "code": 401},
+                                     events[0]["responseStatus"], backend)
+
+    def test_the_authorization_reason_is_beside_the_decision(self):
+        # fake_kube.py answers a denial with the reason "no RBAC policy matched" and an allowed
+        # review with none.
+        for token, decision, reason in (("dana-token", "allow", ""),
+                                        ("erin-token", "forbid", "no RBAC policy matched")):
+            with self.subTest(decision=decision):
+                audit_id = "reason-%s-%d" % (decision, time.time_ns())
+                request(METRIC_PATH, headers={"Authorization": "Bearer " + token,
+                                              "Audit-ID": audit_id})
+                for backend, events in self.events_of(audit_id).items():
+                    self.assertEqual([{"authorization.k8s.io/decision": decision,
+                                       "authorization.k8s.io/reason": reason}],
+                                     [e["annotations"] for e in events], backend)
+
+
+class LogBacktraceAtTest(unittest.TestCase):
+    """--log_backtrace_at as klog reads it: the server of this module runs with ":0", the value
+    klog's --help prints as the default; what klog refuses is refused, naming the flag."""
+
+    def test_klogs_printed_default_runs_and_a_bad_value_names_the_flag(self):
+        self.assertIn("--log_backtrace_at=:0", ADAPTER.process.args)
+        self.assertEqual(200, request("/healthz")[0])
+        for value in ("relist:3", "relist.cpp:0", "a.cpp:b.cpp:3"):
+            with self.subTest(value=value):
+                result = subprocess.run([ARGS.binary, "--log_backtrace_at=" + value, "--help"],
+                                        capture_output=True, text=True, timeout=30)
+                self.assertNotEqual(0, result.returncode)
+                self.assertIn("--log_backtrace_at: ", result.stderr)
+        result = subprocess.run([ARGS.binary, "--log_backtrace_at=relist.cpp:+3", "--help"],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(0, result.returncode, result.stderr)  # Go's Atoi reads "+3"
 
 
 if __name__ == "__main__":

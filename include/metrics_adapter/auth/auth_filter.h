@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "metrics_adapter/auth/authenticator.h"
@@ -18,17 +19,21 @@ class AuthFilter {
  public:
   // With Reviews::kCachedOnly: the stage would have to ask the Kubernetes API.
   struct NeedsReview {};
-  struct Allowed {};
+  struct Allowed {
+    std::string reason;  // the authorizer's, for the audit log; "" when it gave none
+  };
   using Identity = std::variant<UserInfo, server::HttpResponse, NeedsReview>;
   using Permission = std::variant<Allowed, server::HttpResponse, NeedsReview>;
 
   AuthFilter(std::shared_ptr<Authenticator> authenticator, std::shared_ptr<Authorizer> authorizer);
 
-  // Who the caller is, or the 401 (rejected credentials) / 503 (review unavailable) answer.
+  // Who the caller is, or the 401 (rejected credentials; its notes carry the audit message,
+  // failed_authentication) / 503 (review unavailable) answer.
   Identity authenticate(const server::HttpRequest& request,
                         Reviews reviews = Reviews::kMayAsk) const;
 
-  // Whether `user` may do what `info` asks, else the 403 (denied) / 503 answer.
+  // Whether `user` may do what `info` asks, else the 403 (denied) / 503 answer, whose notes
+  // carry the decision and its reason for the audit log (the 503: reason "internal error").
   Permission authorize(const UserInfo& user, const server::HttpRequest& request,
                        const server::RequestInfo& info, Reviews reviews = Reviews::kMayAsk) const;
 

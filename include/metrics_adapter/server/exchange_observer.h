@@ -23,6 +23,9 @@ struct ResponseNotes {
   // Static text only. decision_reason: why, when the authorizer said (e.g. a denial's message).
   std::string_view decision;
   std::string decision_reason;
+  // Set when authentication refused the request (401): upstream's audit message for it
+  // ("Authentication failed, attempted: bearer"); the event is then written at ResponseStarted.
+  std::string failed_authentication;
   std::string route;  // the route template, a bounded label; "" when the pipeline did not set it
   std::optional<std::chrono::microseconds> backend_time;  // time spent waiting on Prometheus
 };
@@ -33,6 +36,13 @@ struct Exchange {
   std::string_view target;  // the raw request target, "" likewise
   std::string_view remote;
   std::string_view user_agent;  // the User-Agent header, "" when none
+  // The request's audit ID, also sent back as its Audit-Id header: the Audit-ID it came with,
+  // else a fresh UUID; "" when the request could not be read (its events get a fresh one).
+  std::string_view audit_id;
+  // The proxy headers upstream reads the event's sourceIPs from (their first values), "" when
+  // absent.
+  std::string_view forwarded_for;  // X-Forwarded-For
+  std::string_view real_ip;        // X-Real-Ip
   int code = 0;
   std::chrono::microseconds latency{0};  // from the end of the request header to the answer
   const ResponseNotes* notes = nullptr;  // never null

@@ -100,8 +100,12 @@ TEST_F(RequestPipelineTest, DiscoveryIsAnsweredAtOnceAndMetricsAreNot) {
   }
 }
 
-// Answers TokenReviews (the token "good" is alice, "other" mallory) and SubjectAccessReviews
-// (alice may, anyone else may not); counts the calls.
+// Answers TokenReviews (the token "good" is alice, "other" mallory, "late" eve) and
+// SubjectAccessReviews (alice may, eve's fail, anyone else may not), each with a reason; counts
+// the calls.
+constexpr const char* kAllowReason = R"(RBAC: allowed by ClusterRoleBinding "hpa" to User "alice")";
+constexpr const char* kDenyReason = "no RBAC policy matched";
+
 class ReviewingKubeApi : public kube::KubeApi {
  public:
   nlohmann::json get(const std::string& path, std::string_view,
@@ -115,13 +119,17 @@ class ReviewingKubeApi : public kube::KubeApi {
     if (path.find("tokenreviews") != std::string::npos) {
       const bool good = body["spec"]["token"] == "good";
       const bool other = body["spec"]["token"] == "other";
-      nlohmann::json status = {{"authenticated", good || other}};
+      const bool late = body["spec"]["token"] == "late";
+      nlohmann::json status = {{"authenticated", good || other || late}};
       if (good) status["user"] = {{"username", "alice"}, {"groups", {"devs"}}};
       if (other) status["user"] = {{"username", "mallory"}, {"uid", "u-9"}, {"groups", {"ops"}}};
+      if (late) status["user"] = {{"username", "eve"}};
       return {{"kind", "TokenReview"}, {"status", status}};
     }
+    if (body["spec"]["user"] == "eve") throw kube::KubeError(500, "etcd is away");
+    const bool allowed = body["spec"]["user"] == "alice";
     return {{"kind", "SubjectAccessReview"},
-            {"status", {{"allowed", body["spec"]["user"] == "alice"}}}};
+            {"status", {{"allowed", allowed}, {"reason", allowed ? kAllowReason : kDenyReason}}}};
   }
   int calls() const {
     std::lock_guard lock(mutex_);
@@ -179,6 +187,8 @@ TEST(RequestPipelineAuditNotesTest, NotesCarryTheCallerAndTheAuthorizationDecisi
   // The authenticator adds system:authenticated, as the Kubernetes API server does.
   EXPECT_EQ(allowed.notes.groups, (std::vector<std::string>{"devs", "system:authenticated"}));
   EXPECT_EQ(allowed.notes.decision, "allow");
+  EXPECT_EQ(allowed.notes.decision_reason, kAllowReason);
+  EXPECT_EQ(allowed.notes.failed_authentication, "");
 
   const auto denied = pipeline.handle(as("other"));
   EXPECT_EQ(denied.status, 403);
@@ -186,15 +196,33 @@ TEST(RequestPipelineAuditNotesTest, NotesCarryTheCallerAndTheAuthorizationDecisi
   EXPECT_EQ(denied.notes.uid, "u-9");
   EXPECT_EQ(denied.notes.groups, (std::vector<std::string>{"ops", "system:authenticated"}));
   EXPECT_EQ(denied.notes.decision, "forbid");
+  EXPECT_EQ(denied.notes.decision_reason, kDenyReason);
+  // The cached denial carries its reason as the first answer did.
+  const auto denied_again = pipeline.answerAtOnce(as("other"));
+  ASSERT_TRUE(denied_again);
+  EXPECT_EQ(denied_again->notes.decision_reason, kDenyReason);
+
+  // A review that failed decided nothing: upstream's "internal error" reason, no decision.
+  const auto undecided = pipeline.handle(as("late"));
+  EXPECT_EQ(undecided.status, 503);
+  EXPECT_EQ(undecided.notes.decision, "");
+  EXPECT_EQ(undecided.notes.decision_reason, "internal error");
 
   const auto refused = pipeline.handle(as("bad"));  // never reached authorization
   EXPECT_EQ(refused.status, 401);
   EXPECT_EQ(refused.notes.decision, "");
+  EXPECT_EQ(refused.notes.decision_reason, "");
   EXPECT_TRUE(refused.notes.groups.empty());
+  // What the audit log says of it, as upstream: which credentials were tried.
+  EXPECT_EQ(refused.notes.failed_authentication, "Authentication failed, attempted: bearer");
+  EXPECT_EQ(pipeline.answerAtOnce(as("bad"))->notes.failed_authentication,
+            "Authentication failed, attempted: bearer");
 
   // Without authentication every request is allowed, by no one in particular.
   RequestPipeline open(nullptr, emptyRouter(), std::make_shared<telemetry::SelfMetrics>());
-  EXPECT_EQ(open.handle(get("/apis")).notes.decision, "allow");
+  const auto open_answer = open.handle(get("/apis"));
+  EXPECT_EQ(open_answer.notes.decision, "allow");
+  EXPECT_EQ(open_answer.notes.decision_reason, "");
 }
 
 TEST(RequestAccountingTest, AnAuditThatCannotWriteRefusesTheAnswer) {

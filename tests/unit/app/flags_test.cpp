@@ -151,6 +151,18 @@ TEST(FlagsTest, DelegatedAuthFlagsOfTheGenericApiserver) {
   EXPECT_FALSE(parse({"--config=c", "--authentication-mode=none"}).auth.delegated);
 }
 
+TEST(FlagsTest, LogBacktraceAtTakesKlogsPrintedDefaultAndRefusesWithTheFlagsName) {
+  EXPECT_EQ(parse({"--config=c", "--log_backtrace_at=:0"}).log.log_backtrace_at, ":0");
+  EXPECT_EQ(parse({"--config=c", "--log_backtrace_at", "relist.cpp:+12"}).log.log_backtrace_at,
+            "relist.cpp:+12");
+  try {
+    parse({"--config=c", "--log_backtrace_at=relist:12"});
+    ADD_FAILURE() << "a file without a '.' was accepted";
+  } catch (const FlagError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("--log_backtrace_at: ", 0), 0u) << error.what();
+  }
+}
+
 TEST(FlagsTest, HelpNeedsNoConfig) {
   EXPECT_TRUE(parse({"--help"}).show_help);
   EXPECT_NE(usage().find("--prometheus-url"), std::string::npos);

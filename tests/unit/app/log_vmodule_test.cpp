@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "app/log_files.h"
 #include "app/log_sinks.h"
@@ -101,12 +103,32 @@ TEST(LogVmoduleMatcherTest, FirstMatchingRuleAboveVerbosityWins) {
   EXPECT_EQ(matcher.baseVerbosity(), 2);
 }
 
-TEST(LogBacktraceAtTest, ParsesFileAndLine) {
-  EXPECT_EQ(parseBacktraceAt(""), std::nullopt);
-  EXPECT_EQ(parseBacktraceAt("connection.cpp:42"), (BacktraceLocation{"connection.cpp", 42}));
-  EXPECT_EQ(parseBacktraceAt("server/connection.cpp:7"),
-            (BacktraceLocation{"server/connection.cpp", 7}));
-  for (const char* text : {"connection.cpp", ":42", "x:0", "x:-3", "x:4a", "x:", "x:99999999999"}) {
+// What klog's traceLocation.Set accepts, and ":0", the value klog prints as the default.
+TEST(LogBacktraceAtTest, AcceptsWhatKlogAccepts) {
+  struct Case {
+    std::string text;
+    std::optional<BacktraceLocation> location;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"", std::nullopt},
+           {":0", std::nullopt},
+           {"connection.cpp:42", BacktraceLocation{"connection.cpp", 42}},
+           {"server/connection.cpp:7", BacktraceLocation{"server/connection.cpp", 7}},
+           {"gopherflakes.go:234", BacktraceLocation{"gopherflakes.go", 234}},
+           {"x.cpp:+7", BacktraceLocation{"x.cpp", 7}},  // Go's Atoi takes a sign
+           {"x.cpp:007", BacktraceLocation{"x.cpp", 7}},
+           {".:1", BacktraceLocation{".", 1}},  // a '.' is all klog asks of the file
+           {"x.cpp:9223372036854775807", BacktraceLocation{"x.cpp", 9223372036854775807}},
+       }) {
+    EXPECT_EQ(parseBacktraceAt(c.text), c.location) << c.text;
+  }
+}
+
+TEST(LogBacktraceAtTest, RefusesWhatKlogRefuses) {
+  for (const char* text :
+       {"connection.cpp", ":42", "connection:42", "x.cpp:0", "x.cpp:-3", "x.cpp:+0", "x.cpp:4a",
+        "x.cpp:", "x.cpp: 4", "x.cpp:0x10", "x.cpp:1_0", "x.cpp:+-4", "x.cpp:+",
+        "x.cpp:9223372036854775808", "a.b:c.d:4", "C:\\x.cpp:4", ":00", "x.cpp:0:"}) {
     try {
       parseBacktraceAt(text);
       ADD_FAILURE() << "accepted " << text;

@@ -100,7 +100,9 @@ TEST_F(EventTest, ServedRequestAtMetadata) {
   EXPECT_EQ(complete["responseStatus"], json::parse(R"({"metadata":{},"code":200})"));
   EXPECT_FALSE(complete.contains("responseObject"));
   EXPECT_FALSE(received.contains("responseStatus"));
-  EXPECT_EQ(complete["annotations"], json::parse(R"({"authorization.k8s.io/decision":"allow"})"));
+  // The reason is there beside the decision, empty when the authorizer gave none (as upstream).
+  EXPECT_EQ(complete["annotations"], json::parse(R"({"authorization.k8s.io/decision":"allow",
+      "authorization.k8s.io/reason":""})"));
   // Timestamps: received = answered - latency; RequestReceived's stage time is the receipt.
   EXPECT_EQ(received["stageTimestamp"], received["requestReceivedTimestamp"]);
   EXPECT_EQ(received["requestReceivedTimestamp"], complete["requestReceivedTimestamp"]);
@@ -125,7 +127,8 @@ TEST_F(EventTest, RefusedRequests) {
     std::string decision_reason;
   };
   const std::vector<Case> cases = {
-      {"401 before authentication", 401, "Unauthorized", "Unauthorized", "", "", ""},
+      {"503 when the access review failed", 503, "ServiceUnavailable",
+       "authorization is temporarily unavailable", "bob", "", "internal error"},
       {"403 forbidden", 403, "Forbidden",
        "pods.custom.metrics.k8s.io \"web-0\" is forbidden: User \"bob\" cannot get", "bob",
        "forbid", "no RBAC policy matched"},
@@ -143,22 +146,75 @@ TEST_F(EventTest, RefusedRequests) {
       ASSERT_EQ(events.size(), 1u) << c.name;
       const json& event = events[0];
       EXPECT_EQ(event["level"], levelName(level)) << c.name;
-      EXPECT_EQ(event["user"]["username"], c.user) << c.name;
+      EXPECT_EQ(event["user"].value("username", "<absent>"), c.user.empty() ? "<absent>" : c.user)
+          << c.name;
       EXPECT_EQ(event["responseStatus"], json({{"metadata", json::object()},
                                                {"status", "Failure"},
                                                {"message", c.message},
                                                {"reason", c.reason},
                                                {"code", c.code}}))
           << c.name;
-      if (c.decision.empty()) {
+      if (c.decision.empty() && c.decision_reason.empty()) {
         EXPECT_FALSE(event.contains("annotations")) << c.name;
       } else {
-        EXPECT_EQ(event["annotations"]["authorization.k8s.io/decision"], c.decision);
+        EXPECT_EQ(event["annotations"].contains("authorization.k8s.io/decision"),
+                  !c.decision.empty())
+            << c.name;
+        if (!c.decision.empty()) {
+          EXPECT_EQ(event["annotations"]["authorization.k8s.io/decision"], c.decision);
+        }
         EXPECT_EQ(event["annotations"]["authorization.k8s.io/reason"], c.decision_reason);
       }
       EXPECT_FALSE(event.contains("requestObject")) << c.name;
       EXPECT_EQ(event.contains("responseObject"), level == Level::kRequestResponse) << c.name;
     }
+  }
+}
+
+TEST_F(EventTest, TheRequestsAuditIdIsTheEventsId) {
+  TestExchange t("GET", kTarget, 200);
+  t.exchange.audit_id = "5b0c2f1e-aggregator-id";  // the server's choice: the header or a UUID
+  for (const json& event : record(t.exchange, Level::kMetadata)) {
+    EXPECT_EQ(event["auditID"], "5b0c2f1e-aggregator-id");
+  }
+  // An exchange without one (a request that could not be read) gets a fresh one per answer.
+  TestExchange unread("", "", 431);
+  const std::vector<json> first = record(unread.exchange, Level::kMetadata);
+  const std::vector<json> second = record(unread.exchange, Level::kMetadata);
+  EXPECT_EQ(first[0]["auditID"], first[1]["auditID"]);
+  EXPECT_NE(first[0]["auditID"], second[0]["auditID"]);
+  EXPECT_EQ(first[0]["auditID"].get<std::string>().size(), 36u);
+}
+
+TEST_F(EventTest, SourceIpsFollowTheProxyHeaders) {
+  TestExchange t("GET", kTarget, 200);
+  t.exchange.forwarded_for = "192.168.0.7, 10.9.9.9";
+  t.exchange.real_ip = "10.9.9.9";
+  for (const json& event : record(t.exchange, Level::kMetadata)) {
+    EXPECT_EQ(event["sourceIPs"], json::array({"192.168.0.7", "10.9.9.9", "10.1.2.3"}));
+  }
+}
+
+TEST_F(EventTest, AFailedAuthenticationIsRecordedOnceAtResponseStarted) {
+  const std::string body = server::statusJson(401, "Unauthorized", "Unauthorized");
+  for (const Level level : {Level::kMetadata, Level::kRequest, Level::kRequestResponse}) {
+    TestExchange t("GET", kTarget, 401, body);
+    t.notes.failed_authentication = "Authentication failed, attempted: bearer";
+    const std::vector<json> events = record(t.exchange, level);
+    ASSERT_EQ(events.size(), 1u);
+    const json& event = events[0];
+    EXPECT_EQ(event["stage"], "ResponseStarted");
+    // Upstream's handler writes a Status of its own: the message and the code, nothing else.
+    EXPECT_EQ(event["responseStatus"],
+              json::parse(R"({"metadata":{},"message":"Authentication failed, attempted: bearer",
+                  "code":401})"));
+    EXPECT_EQ(event["user"], json::object());  // upstream's UserInfo omits empty fields
+    EXPECT_FALSE(event.contains("annotations"));
+    EXPECT_NE(event["stageTimestamp"], event["requestReceivedTimestamp"]);
+    EXPECT_EQ(event["objectRef"]["resource"], "pods");
+    // Omitting the other stages changes nothing; omitting ResponseStarted leaves nothing.
+    EXPECT_EQ(record(t.exchange, level, "[RequestReceived, ResponseComplete]").size(), 1u);
+    EXPECT_TRUE(record(t.exchange, level, "[ResponseStarted]").empty());
   }
 }
 
@@ -208,19 +264,12 @@ TEST_F(EventTest, NoneLevelAndOmittedStagesRecordNothing) {
   EXPECT_TRUE(record(t.exchange, Level::kMetadata, "[RequestReceived, ResponseComplete]").empty());
 }
 
-TEST(SourceIpTest, StripsThePort) {
-  EXPECT_EQ(sourceIp("10.0.0.1:5443"), "10.0.0.1");
-  EXPECT_EQ(sourceIp("[::1]:443"), "::1");
-  EXPECT_EQ(sourceIp("unix"), "unix");
-  EXPECT_EQ(sourceIp("unknown"), "");
-  EXPECT_EQ(sourceIp(""), "");
-}
-
 TEST(LegacyLineTest, MatchesUpstreamsFormat) {
   Event event;
   event.audit_id = "a1b2";
   event.stage = Stage::kResponseComplete;
-  event.source_ip = "10.0.0.1";
+  const std::vector<std::string> ips = {"10.0.0.1", "10.0.0.2"};  // the first is written
+  event.source_ips = ips;
   event.verb = "get";
   event.user = "bob";
   const std::vector<std::string> groups = {"g1", "g\"2"};
@@ -238,7 +287,7 @@ TEST(LegacyLineTest, MatchesUpstreamsFormat) {
             R"(response="403")");
   event.user = "";
   event.code = 0;
-  event.source_ip = "";
+  event.source_ips = {};
   event.namespace_name = "";
   const std::string line = legacyEventLine(event);
   EXPECT_NE(line.find(R"(ip="<unknown>")"), std::string::npos);

@@ -34,6 +34,20 @@ std::string field(const WireMessage& response, std::string_view name) {
   return it == response.end() ? "<absent>" : std::string(it->value());
 }
 
+TEST(RenderResponseTest, TheAuditIdGoesOutAsUpstreamNamesIt) {
+  WireResponse wire;
+  renderResponse(HttpResponse{}, false, true, wire, "5b0c2f1e-0000-4000-8000-000000000001");
+  EXPECT_NE(wire.head.find("\r\nAudit-Id: 5b0c2f1e-0000-4000-8000-000000000001\r\n"),
+            std::string::npos)
+      << wire.head;
+  wire.clear();
+  renderResponse(HttpResponse{}, false, true, wire);  // none: no header
+  EXPECT_EQ(wire.head.find("Audit-Id"), std::string::npos) << wire.head;
+  wire.clear();
+  renderResponse(HttpResponse{}, false, true, wire, "a\r\nSet-Cookie: x");  // never split
+  EXPECT_EQ(wire.head.find("Audit-Id"), std::string::npos) << wire.head;
+}
+
 TEST(HttpRequestTest, HeaderIsCaseInsensitiveAndReturnsTheFirstValue) {
   HttpRequest request;
   request.headers = {{"X-Remote-Group", "a"}, {"x-remote-group", "b"}, {"Accept", "*/*"}};

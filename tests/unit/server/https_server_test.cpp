@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.h"
 
@@ -83,6 +84,59 @@ TEST_F(HttpsServerTest, RepeatedHeadersArriveAsSeparateEntries) {
   }
   EXPECT_EQ(groups, (std::vector<std::string>{"system:authenticated", "a,b"}));
   EXPECT_EQ(requests[0].header("x-remote-user"), "alice");
+}
+
+// What the observer is told of each request's audit ID and proxy headers.
+class AuditFieldsObserver : public ExchangeObserver {
+ public:
+  struct Seen {
+    std::string audit_id;
+    std::string forwarded_for;
+    std::string real_ip;
+  };
+  bool observe(const Exchange& exchange) override {
+    std::lock_guard lock(mutex_);
+    seen_.push_back({std::string(exchange.audit_id), std::string(exchange.forwarded_for),
+                     std::string(exchange.real_ip)});
+    return true;
+  }
+  std::vector<Seen> seen() const {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Seen> seen_;
+};
+
+TEST_F(HttpsServerTest, EveryAnswerCarriesTheAuditIdTheObserverSees) {
+  auto observer = std::make_shared<AuditFieldsObserver>();
+  server_ = startServer(
+      options_, [](const HttpRequest&) { return textResponse("ok"); }, observer);
+  TlsClient client;
+  ASSERT_FALSE(client.connect(server_->port()));
+  const Response fresh = client.get("/apis");
+  Request asked(http::verb::get, "/apis", 11);
+  asked.insert("Audit-ID", "  from-the-aggregator ");
+  asked.insert("X-Forwarded-For", "192.168.0.7");
+  asked.insert("X-Real-Ip", "10.0.0.9");
+  const Response forwarded = client.roundTrip(std::move(asked));
+  const Response next = client.get("/apis");  // nothing of the previous request stays
+
+  const auto seen = observer->seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(fresh["Audit-Id"].size(), 36u);
+  EXPECT_EQ(std::string(fresh["Audit-Id"]), seen[0].audit_id);
+  EXPECT_EQ(std::string(forwarded["Audit-Id"]), "from-the-aggregator");
+  EXPECT_EQ(seen[1].audit_id, "from-the-aggregator");
+  EXPECT_EQ(seen[1].forwarded_for, "192.168.0.7");
+  EXPECT_EQ(seen[1].real_ip, "10.0.0.9");
+  EXPECT_EQ(next["Audit-Id"].size(), 36u);
+  EXPECT_NE(next["Audit-Id"], fresh["Audit-Id"]);
+  EXPECT_EQ(std::string(next["Audit-Id"]), seen[2].audit_id);
+  EXPECT_EQ(seen[2].forwarded_for, "");
+  EXPECT_EQ(seen[2].real_ip, "");
 }
 
 TEST_F(HttpsServerTest, RequestBodyReachesTheHandler) {
