@@ -114,7 +114,9 @@ TEST(BodyPipeTest, ConcurrentWriterAndReaderLoseNoBytes) {
       break;
     }
     received.append(out.data(), read.size);
-    max_ahead = std::max(max_ahead, completed.load() - std::min(completed.load(), received.size()));
+    // One load: the writer may complete more between two, and the difference would wrap.
+    const std::size_t written = completed.load();
+    max_ahead = std::max(max_ahead, written - std::min(written, received.size()));
     capacity = capacity * 3 % 701 + 1;
   }
   writer.join();
