@@ -202,7 +202,8 @@ HpaRequest customRequest(const ExplainOptions& options, const kube::RestMapper& 
       {{"labelSelector", options.selector}, {"metricLabelSelector", options.metric_selector}});
 }
 
-// Everything explain can say about a metric no rule serves for the request.
+}  // namespace
+
 void explainMiss(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                  const std::string& group_resource) {
   const auto kind =
@@ -307,6 +308,8 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
     out << "\n";
   }
 }
+
+namespace {
 
 int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run) {
   const HpaRequest target = customRequest(options, run.snapshot->mapper());

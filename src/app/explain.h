@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/check_config.h"
 #include "metrics_adapter/app/flags.h"
 
 namespace metrics_adapter::app {
@@ -53,6 +54,12 @@ struct ExplainOptions {
   std::string version = "v1beta2";
   AdapterOptions shared;  // what parseToolFlags reads: prometheus, query_timeout, relist.max_age
 };
+
+// Everything explain can say about a metric no rule serves for `group_resource` ("" with
+// options.external): the `reason:` line (MissReason), the closest served names and each rule's
+// series count. Reads options.metric, options.external and options.shared.relist.max_age.
+void explainMiss(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
+                 const std::string& group_resource);
 
 // Throws FlagError for unknown flags and a missing --config, --prometheus-url or --metric.
 ExplainOptions parseExplainFlags(std::span<const std::string> args);

@@ -3,8 +3,11 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace metrics_adapter::promql {
 namespace {
@@ -126,6 +129,70 @@ std::optional<std::string> sampleToQuantity(double value) {
   std::string out(negative ? "-" : "");
   out += formatIntegerDigits(digits);
   return out;
+}
+
+namespace {
+
+// The factor of a quantity suffix ("" = 1), or 0 for one Kubernetes does not know.
+long double quantitySuffixFactor(std::string_view suffix) {
+  static constexpr std::array<std::pair<std::string_view, long double>, 16> kFactors{{
+      {"", 1.0L},
+      {"n", 1e-9L},
+      {"u", 1e-6L},
+      {"m", 1e-3L},
+      {"k", 1e3L},
+      {"M", 1e6L},
+      {"G", 1e9L},
+      {"T", 1e12L},
+      {"P", 1e15L},
+      {"E", 1e18L},
+      {"Ki", 1024.0L},
+      {"Mi", 1048576.0L},
+      {"Gi", 0x1p30L},
+      {"Ti", 0x1p40L},
+      {"Pi", 0x1p50L},
+      {"Ei", 0x1p60L},
+  }};
+  for (const auto& [name, factor] : kFactors) {
+    if (name == suffix) return factor;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parseMilliQuantity(std::string_view text) {
+  // The number: an optional sign, digits with at most one '.', then an optional exponent
+  // (e3, E-2), which Kubernetes accepts in place of a suffix.
+  std::size_t end = 0;
+  if (end < text.size() && (text[end] == '+' || text[end] == '-')) ++end;
+  std::size_t digits = 0;
+  bool dot = false;
+  for (; end < text.size(); ++end) {
+    if (text[end] >= '0' && text[end] <= '9') {
+      ++digits;
+    } else if (text[end] == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  std::string number(text.substr(0, end));
+  std::string_view suffix = text.substr(end);
+  long double factor = quantitySuffixFactor(suffix);  // "Ei" is exa-binary, "e3" an exponent
+  if (factor == 0) {
+    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return std::nullopt;
+    int exponent = 0;
+    const char* first = suffix.data() + 1;
+    if (*first == '+') ++first;
+    auto [ptr, error] = std::from_chars(first, suffix.data() + suffix.size(), exponent);
+    if (error != std::errc() || ptr != suffix.data() + suffix.size()) return std::nullopt;
+    factor = std::pow(10.0L, exponent);
+  }
+  const long double milli = std::ceil(std::strtold(number.c_str(), nullptr) * factor * 1000.0L);
+  if (!std::isfinite(milli) || std::fabs(milli) >= 0x1p63L) return std::nullopt;
+  return static_cast<std::int64_t>(milli);
 }
 
 }  // namespace metrics_adapter::promql
