@@ -21,34 +21,8 @@
 namespace metrics_adapter::app {
 namespace {
 
-using api::Json;
-
 constexpr const char* kCustomPrefix = "/apis/custom.metrics.k8s.io/v1beta2";
 constexpr const char* kExternalPrefix = "/apis/external.metrics.k8s.io/v1beta1";
-
-// A request as the HPA controller's client sends it: the escaped target the router reads and
-// the readable line the doctor prints.
-struct DoctorRequest {
-  std::string target;
-  std::string line;
-};
-
-DoctorRequest doctorRequest(const std::string& prefix, const std::vector<std::string>& segments,
-                            const std::vector<std::pair<std::string, std::string>>& query) {
-  DoctorRequest request{prefix, prefix};
-  for (const auto& segment : segments) {
-    request.target += "/" + text::percentEncode(segment);
-    request.line += "/" + segment;
-  }
-  char separator = '?';
-  for (const auto& [key, value] : query) {
-    if (value.empty()) continue;
-    request.target += separator + key + "=" + text::percentEncode(value);
-    request.line += separator + key + "=" + value;
-    separator = '&';
-  }
-  return request;
-}
 
 // explain's account of a metric no rule serves, as lines; the first is its reason.
 std::vector<std::string> missLines(const DoctorContext& context, const std::string& metric,
@@ -92,25 +66,36 @@ void recordTrace(const api::QueryTrace& trace, MetricDiagnosis& diagnosis) {
   for (const auto& sample : trace.result.samples) diagnosis.samples.push_back(sampleLine(sample));
 }
 
-// Runs `handle` (one of the server's handlers) and keeps its answer or its error.
-template <typename Handle>
-std::optional<Json> answerWith(MetricDiagnosis& diagnosis, Handle handle) {
+void recordError(MetricDiagnosis& diagnosis, const api::ApiError& error) {
+  diagnosis.answer = std::to_string(error.code()) + " " + error.reason() + ": " + error.what();
+  if (diagnosis.cause.empty()) diagnosis.cause = error.what();
+}
+
+// Routes `target` as the server's router does (`parse`: the API's request parser) and answers
+// it with `handle` (one of the server's handlers); keeps the answer or the error, with the
+// PromQL and the samples, in `diagnosis`.
+template <typename Parse, typename Handle>
+std::optional<api::Json> routeAndAnswer(MetricDiagnosis& diagnosis, const std::string& target,
+                                        Parse parse, Handle handle) {
   api::QueryTrace trace;
   try {
-    Json answer = handle(&trace);
+    auto routed = parse(server::parseRequestInfo("GET", target));
+    if (!routed) throw api::ApiError::notFound("the server could not find the requested resource");
+    api::Json answer = handle(*routed, &trace);
     recordTrace(trace, diagnosis);
     const std::size_t items = answer.contains("items") ? answer["items"].size() : 0;
     diagnosis.answer = "200, " + std::to_string(items) + " item(s)";
     return answer;
   } catch (const api::ApiError& e) {
     recordTrace(trace, diagnosis);
-    diagnosis.answer = std::to_string(e.code()) + " " + e.reason() + ": " + e.what();
-    if (diagnosis.cause.empty()) diagnosis.cause = e.what();
-    return std::nullopt;
+    recordError(diagnosis, e);
+  } catch (const server::InvalidRequestTarget& e) {
+    recordError(diagnosis, api::ApiError::badRequest(e.what()));
   }
+  return std::nullopt;
 }
 
-std::optional<std::int64_t> itemMilli(const Json& item, std::string& quantity) {
+std::optional<std::int64_t> itemMilli(const api::Json& item, std::string& quantity) {
   if (!item.contains("value") || !item["value"].is_string()) return std::nullopt;
   quantity = item["value"].get<std::string>();
   return promql::parseMilliQuantity(quantity);
@@ -149,9 +134,9 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
                   const std::vector<ClusterPod>& pods, const DoctorContext& context,
                   MetricDiagnosis& diagnosis) {
   const std::string selector = hpa_diagnosis.scale ? hpa_diagnosis.scale->selector : "";
-  const DoctorRequest request =
-      doctorRequest(kCustomPrefix, {"namespaces", hpa.namespace_name, "pods", "*", spec.name},
-                    {{"labelSelector", selector}, {"metricLabelSelector", spec.selector}});
+  const HpaRequest request =
+      hpaRequest(kCustomPrefix, {"namespaces", hpa.namespace_name, "pods", "*", spec.name},
+                 {{"labelSelector", selector}, {"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
   const auto& snapshot = context.run->snapshot;
   const discovery::CustomMetric* metric = snapshot->findCustom("pods", spec.name);
@@ -172,19 +157,13 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       api::CustomMetricsOptions{.query_timeout = context.query_timeout});
   std::map<std::string, std::pair<std::int64_t, std::string>> served;
   prometheus::QueryResult result;
-  std::optional<Json> answer;
-  try {
-    auto routed = api::parseCustomMetricRequest(server::parseRequestInfo("GET", request.target));
-    if (!routed) throw api::ApiError::notFound("the server could not find the requested resource");
-    answer = answerWith(diagnosis, [&](api::QueryTrace* trace) {
-      Json json = handler.handle(*routed, trace);
-      if (trace->queried) result = trace->result;
-      return json;
-    });
-  } catch (const api::ApiError& e) {
-    diagnosis.answer = std::to_string(e.code()) + " " + e.reason() + ": " + e.what();
-    if (diagnosis.cause.empty()) diagnosis.cause = e.what();
-  }
+  const std::optional<api::Json> answer =
+      routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
+                     [&](const api::CustomMetricRequest& routed, api::QueryTrace* trace) {
+                       api::Json json = handler.handle(routed, trace);
+                       result = trace->result;  // the samples say why a pod has no value (a NaN)
+                       return json;
+                     });
   if (answer) {
     for (const auto& item : (*answer)["items"]) {
       std::string quantity;
@@ -256,8 +235,8 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
   } else {
     segments = {group_resource, spec.described.name, spec.name};
   }
-  const DoctorRequest request =
-      doctorRequest(kCustomPrefix, segments, {{"metricLabelSelector", spec.selector}});
+  const HpaRequest request =
+      hpaRequest(kCustomPrefix, segments, {{"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
   const auto& snapshot = context.run->snapshot;
   const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, spec.name);
@@ -274,16 +253,11 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
   api::CustomMetricsHandler handler(
       [snapshot] { return snapshot; }, nullptr,
       api::CustomMetricsOptions{.query_timeout = context.query_timeout});
-  std::optional<Json> answer;
-  try {
-    auto routed = api::parseCustomMetricRequest(server::parseRequestInfo("GET", request.target));
-    if (!routed) throw api::ApiError::notFound("the server could not find the requested resource");
-    answer = answerWith(diagnosis,
-                        [&](api::QueryTrace* trace) { return handler.handle(*routed, trace); });
-  } catch (const api::ApiError& e) {
-    diagnosis.answer = std::to_string(e.code()) + " " + e.reason() + ": " + e.what();
-    if (diagnosis.cause.empty()) diagnosis.cause = e.what();
-  }
+  const std::optional<api::Json> answer =
+      routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
+                     [&](const api::CustomMetricRequest& routed, api::QueryTrace* trace) {
+                       return handler.handle(routed, trace);
+                     });
   if (!answer) return;
   for (const auto& item : (*answer)["items"]) {
     std::string quantity;
@@ -302,9 +276,9 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
 void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
                       const std::vector<ClusterPod>& pods, const DoctorContext& context,
                       MetricDiagnosis& diagnosis) {
-  const DoctorRequest request =
-      doctorRequest(kExternalPrefix, {"namespaces", hpa.namespace_name, spec.name},
-                    {{"labelSelector", spec.selector}});
+  const HpaRequest request =
+      hpaRequest(kExternalPrefix, {"namespaces", hpa.namespace_name, spec.name},
+                 {{"labelSelector", spec.selector}});
   diagnosis.request = request.line;
   const auto& snapshot = context.run->snapshot;
   const discovery::ExternalMetric* metric = snapshot->findExternal(spec.name);
@@ -319,23 +293,18 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
   api::ExternalMetricsHandler handler(
       [snapshot] { return snapshot; },
       api::ExternalMetricsOptions{.query_timeout = context.query_timeout});
-  std::optional<Json> answer;
-  try {
-    auto routed = api::parseExternalMetricRequest(server::parseRequestInfo("GET", request.target));
-    if (!routed) throw api::ApiError::notFound("the server could not find the requested resource");
-    answer = answerWith(diagnosis,
-                        [&](api::QueryTrace* trace) { return handler.handle(*routed, trace); });
-  } catch (const api::ApiError& e) {
-    diagnosis.answer = std::to_string(e.code()) + " " + e.reason() + ": " + e.what();
-    if (diagnosis.cause.empty()) diagnosis.cause = e.what();
-  }
+  const std::optional<api::Json> answer =
+      routeAndAnswer(diagnosis, request.target, api::parseExternalMetricRequest,
+                     [&](const api::ExternalMetricRequest& routed, api::QueryTrace* trace) {
+                       return handler.handle(routed, trace);
+                     });
   if (!answer) return;
   std::int64_t sum = 0;
   for (const auto& item : (*answer)["items"]) {
     std::string quantity;
     if (auto milli = itemMilli(item, quantity)) {
       diagnosis.items.push_back(
-          {item.value("metricLabels", Json::object()).dump(), quantity, *milli});
+          {item.value("metricLabels", api::Json::object()).dump(), quantity, *milli});
       sum += *milli;
     }
   }

@@ -157,12 +157,7 @@ int printOutcome(std::ostream& out, bool known_metric, Handle handle) {
   }
 }
 
-// The request an HPA would send: `segments` under `prefix`, `query` pairs with values, as the
-// raw target (escaped as client-go escapes it) and as the readable line explain prints.
-struct HpaRequest {
-  std::string target;
-  std::string line;
-};
+}  // namespace
 
 HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>& segments,
                       const std::vector<std::pair<std::string, std::string>>& query) {
@@ -183,6 +178,8 @@ HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>&
   }
   return request;
 }
+
+namespace {
 
 HpaRequest customRequest(const ExplainOptions& options, const kube::RestMapper& mapper) {
   std::vector<std::string> segments;
