@@ -116,6 +116,7 @@ std::vector<Hpa> selectHpas(const DoctorOptions& options, DoctorCluster& cluster
     objects = cluster.hpas(options.all_namespaces ? "" : namespace_name);
   }
   std::vector<Hpa> hpas;
+  hpas.reserve(objects.size());
   for (const auto& object : objects) hpas.push_back(parseHpa(object, namespace_name));
   std::sort(hpas.begin(), hpas.end(), [](const Hpa& a, const Hpa& b) {
     return std::tie(a.namespace_name, a.name) < std::tie(b.namespace_name, b.name);

@@ -189,6 +189,31 @@ std::optional<ApiServiceProblem> DoctorCluster::apiServiceProblem(const std::str
                            "the aggregator has not checked it yet; look again in a few seconds"};
 }
 
+std::optional<std::string> DoctorCluster::hpaControllerDenied(
+    const std::string& group, const std::string& resource, const std::string& subresource,
+    const std::string& name, const std::string& namespace_name, const std::string& verb) {
+  json attributes = {
+      {"group", group}, {"resource", resource}, {"verb", verb}, {"namespace", namespace_name}};
+  if (!subresource.empty()) attributes["subresource"] = subresource;
+  if (!name.empty()) attributes["name"] = name;
+  const json review = {
+      {"apiVersion", "authorization.k8s.io/v1"},
+      {"kind", "SubjectAccessReview"},
+      {"spec",
+       {{"user", kHpaControllerUser},
+        {"groups",
+         {"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}},
+        {"resourceAttributes", attributes}}}};
+  const json answer =
+      api_->post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review, kDoctorCallTimeout);
+  const json status = answer.value("status", json::object());
+  if (status.value("allowed", false)) return std::nullopt;
+  const std::string reason = jsonText(status, "reason");
+  return std::string(kHpaControllerUser) + " cannot " + verb + " resource \"" + resource +
+         "\" in API group \"" + group + "\" in the namespace \"" + namespace_name + "\"" +
+         (reason.empty() ? "" : " (" + reason + ")");
+}
+
 FixedPodLister::FixedPodLister(std::vector<kube::ObjectMeta> pods) : pods_(std::move(pods)) {}
 
 std::vector<std::string> FixedPodLister::listNames(const kube::ResourceInfo& resource,

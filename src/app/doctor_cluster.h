@@ -32,6 +32,11 @@ struct TargetScale {
   std::string selector;  // status.selector, the labelSelector the Pods requests carry
 };
 
+// Who the HPA controller is when kube-controller-manager runs with
+// --use-service-account-credentials (kubeadm and most distributions do).
+inline constexpr const char* kHpaControllerUser =
+    "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
+
 // One APIService the HPA's metrics go through that is not Available, with the fix.
 struct ApiServiceProblem {
   std::string name;     // v1beta1.custom.metrics.k8s.io
@@ -55,6 +60,13 @@ class DoctorCluster {
   // The APIService `name` ("v1beta1.custom.metrics.k8s.io"), if it is registered and not
   // Available, or not registered at all; nullopt when it is Available.
   std::optional<ApiServiceProblem> apiServiceProblem(const std::string& name);
+
+  // Why the HPA controller (kHpaControllerUser) may not `verb` `resource`/`subresource` of
+  // `group` in `namespace_name`, from a SubjectAccessReview (a question, as `kubectl auth
+  // can-i --as` asks it: it changes nothing); nullopt when it may.
+  std::optional<std::string> hpaControllerDenied(
+      const std::string& group, const std::string& resource, const std::string& subresource,
+      const std::string& name, const std::string& namespace_name, const std::string& verb);
 
   // The resource of `kind` in the group of `api_version` ("apps/v1"), from the cluster's
   // discovery.

@@ -53,7 +53,7 @@ std::string missCause(const std::vector<std::string>& lines, const std::string& 
 std::string sampleLine(const prometheus::Sample& sample) {
   std::string line = "{";
   for (const auto& [label, value] : sample.labels) {
-    line += (line.size() > 1 ? ", " : "") + label + "=\"" + value + "\"";
+    line.append(line.size() > 1 ? ", " : "").append(label).append("=\"").append(value).append("\"");
   }
   std::ostringstream number;
   number << sample.value;
@@ -109,6 +109,7 @@ std::int32_t readyPodCount(const std::vector<ClusterPod>& pods) {
 
 std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
   std::vector<HpaPod> result;
+  result.reserve(pods.size());
   for (const auto& pod : pods) result.push_back({pod.meta.name, pod.phase, pod.deleted, pod.ready});
   return result;
 }
@@ -138,6 +139,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       hpaRequest(kCustomPrefix, {"namespaces", hpa.namespace_name, "pods", "*", spec.name},
                  {{"labelSelector", selector}, {"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
+  diagnosis.target = request.target;
   const auto& snapshot = context.run->snapshot;
   const discovery::CustomMetric* metric = snapshot->findCustom("pods", spec.name);
   std::optional<std::string> pod_label;
@@ -151,6 +153,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
     diagnosis.fix = "fix the HPA's metric name or the rule (see the closest names and rules)";
   }
   std::vector<kube::ObjectMeta> metas;
+  metas.reserve(pods.size());
   for (const auto& pod : pods) metas.push_back(pod.meta);
   api::CustomMetricsHandler handler(
       [snapshot] { return snapshot; }, std::make_shared<FixedPodLister>(std::move(metas)),
@@ -238,6 +241,7 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
   const HpaRequest request =
       hpaRequest(kCustomPrefix, segments, {{"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
+  diagnosis.target = request.target;
   const auto& snapshot = context.run->snapshot;
   const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, spec.name);
   if (metric) {
@@ -280,6 +284,7 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
       hpaRequest(kExternalPrefix, {"namespaces", hpa.namespace_name, spec.name},
                  {{"labelSelector", spec.selector}});
   diagnosis.request = request.line;
+  diagnosis.target = request.target;
   const auto& snapshot = context.run->snapshot;
   const discovery::ExternalMetric* metric = snapshot->findExternal(spec.name);
   if (metric) {
@@ -352,6 +357,26 @@ void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diag
   }
 }
 
+// The requests of the HPA's metrics the HPA controller may not make: authorization reads each
+// as the server's own parser does (verb, group, resource, name, subresource, namespace).
+void checkHpaControllerAccess(DoctorCluster& cluster, HpaDiagnosis& diagnosis) {
+  for (const auto& metric : diagnosis.metrics) {
+    if (metric.target.empty()) continue;
+    try {
+      const server::RequestInfo info = server::parseRequestInfo("GET", metric.target);
+      if (auto denied = cluster.hpaControllerDenied(info.api_group, info.resource, info.subresource,
+                                                    info.name, info.namespace_name, info.verb)) {
+        diagnosis.denied.push_back(*denied);
+      }
+    } catch (const std::exception& e) {
+      // The doctor's own user may lack create on subjectaccessreviews: say so, go on.
+      diagnosis.scale_error += (diagnosis.scale_error.empty() ? "" : "; ") +
+                               std::string("RBAC of the HPA controller not checked: ") + e.what();
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
@@ -380,6 +405,7 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     }
     diagnosis.metrics.push_back(std::move(metric));
   }
+  checkHpaControllerAccess(*context.cluster, diagnosis);
   bool all_values = !diagnosis.metrics.empty();
   std::optional<std::int32_t> largest;
   for (const auto& metric : diagnosis.metrics) {
@@ -395,6 +421,10 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     const auto& first = diagnosis.apiservices.front();
     diagnosis.cause = "APIService " + first.name + " is " + first.message +
                       ": the HPA controller cannot reach the adapter; fix: " + first.fix;
+  } else if (!diagnosis.denied.empty()) {
+    diagnosis.cause = "the HPA controller may not read the metric: " + diagnosis.denied.front() +
+                      "; fix: apply the kit again (it binds metrics-adapter-metrics-reader to "
+                      "the controller; docs/troubleshooting.md)";
   } else if (!diagnosis.scale) {
     diagnosis.cause = diagnosis.scale_error;
   } else {

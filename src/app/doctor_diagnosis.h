@@ -34,6 +34,7 @@ struct ItemValue {
 struct MetricDiagnosis {
   HpaMetric spec;
   std::string request;               // the GET the HPA controller sends
+  std::string target;                // the same request, escaped as it goes over the wire
   std::string rule;                  // "rules[1] serves pods/x from series y"; "" when none
   std::vector<std::string> miss;     // why no rule serves it (explain's lines)
   std::string promql;                // what Prometheus was asked
@@ -53,6 +54,7 @@ struct HpaDiagnosis {
   std::optional<TargetScale> scale;
   std::string scale_error;                     // why the scale could not be read
   std::vector<ApiServiceProblem> apiservices;  // in the way between the HPA and the adapter
+  std::vector<std::string> denied;             // requests the HPA controller may not make (RBAC)
   std::vector<MetricDiagnosis> metrics;
   std::optional<std::int32_t> computed_replicas;  // max over metrics, within min/max
   bool ok = false;                                // every metric has a value, nothing in the way

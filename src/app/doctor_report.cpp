@@ -187,6 +187,7 @@ json doctorJson(const std::vector<HpaDiagnosis>& diagnoses) {
           {{"name", problem.name}, {"problem", problem.message}, {"fix", problem.fix}});
     }
     entry["apiServices"] = apiservices;
+    entry["forbidden"] = diagnosis.denied;
     if (diagnosis.scale) {
       entry["scale"] = {{"specReplicas", diagnosis.scale->spec_replicas},
                         {"statusReplicas", diagnosis.scale->status_replicas},

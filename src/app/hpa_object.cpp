@@ -83,14 +83,16 @@ HpaMetric readMetric(const json& entry, const std::string& path) {
 }
 
 std::string currentMetricLine(const json& entry) {
-  const std::string type = hpaText(entry, "type");
+  std::string type = hpaText(entry, "type");
   for (const char* key : {"pods", "object", "external", "resource", "containerResource"}) {
     const json& source = hpaField(entry, key);
     if (source.is_null()) continue;
     const json& identifier = hpaField(source, "metric");
     const std::string name =
         identifier.is_null() ? hpaText(source, "name") : hpaText(identifier, "name");
-    return type + " " + name + ": " + hpaField(source, "current").dump();
+    std::string line = type;
+    line.append(" ").append(name).append(": ").append(hpaField(source, "current").dump());
+    return line;
   }
   return type;
 }
@@ -193,9 +195,10 @@ std::string labelSelectorString(const json& selector) {
     std::string joined;
     for (const auto& value : values) joined += (joined.empty() ? "" : ",") + value;
     if (op == "In") {
-      requirements.emplace_back(key, key + " in (" + joined + ")");
+      requirements.emplace_back(key, std::string(key).append(" in (").append(joined).append(")"));
     } else if (op == "NotIn") {
-      requirements.emplace_back(key, key + " notin (" + joined + ")");
+      requirements.emplace_back(key,
+                                std::string(key).append(" notin (").append(joined).append(")"));
     } else if (op == "Exists") {
       requirements.emplace_back(key, key);
     } else if (op == "DoesNotExist") {

@@ -117,9 +117,13 @@ HPAS = [
 ]
 
 
-def objects(custom_available=True):
+HPA_CONTROLLER = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
+
+
+def objects(custom_available=True, hpa_controller_allowed=True):
     """The fake API's objects: the exporter's pods of `default` (label app = their Deployment,
-    ready), pods no series names, their Deployments, a Service, the HPAs and the APIServices."""
+    ready), pods no series names, their Deployments, a Service, the HPAs, the APIServices, and
+    the RBAC that lets the HPA controller read the metrics APIs."""
     pods = [{"name": labels["pod_name"], "namespace": "default",
              "labels": {"app": labels["pod_name"].rsplit("-", 2)[0]}, "ready": True}
             for labels in gpu_pod_labels() if labels["namespace_name"] == "default"]
@@ -128,6 +132,7 @@ def objects(custom_available=True):
     apps = sorted({p["labels"]["app"] for p in pods})
     return {
         "extra_resources": [HPA_RESOURCE, APISERVICE_RESOURCE],
+        "auth": {"allow": [{"user": HPA_CONTROLLER}] if hpa_controller_allowed else []},
         "pods": pods,
         "deployments.apps": [deployment(app, sum(1 for p in pods if p["labels"]["app"] == app))
                              for app in apps],
@@ -340,6 +345,21 @@ class DoctorTest(unittest.TestCase):
         self.assertIn("no adapter pod is ready", entry["cause"])
         # The values are still followed: the adapter itself would answer.
         self.assertTrue(entry["metrics"][0]["hasValue"])
+
+    def test_hpa_controller_without_rbac(self):
+        kube = harness.FakeKube(PROCS, objects(hpa_controller_allowed=False))
+        result, report = doctor_json("hpa", "gpu-external", kube=kube)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        entry = hpa_report(report, "gpu-external")
+        self.assertTrue(entry["cause"].startswith(
+            'the HPA controller may not read the metric: %s cannot list resource '
+            '"gpu_duty_cycle" in API group "external.metrics.k8s.io"' % HPA_CONTROLLER),
+            entry["cause"])
+        self.assertIn("metrics-adapter-metrics-reader", entry["cause"])
+        # What the review asked is what authorization sees of the HPA's request.
+        review = kube.access_reviews()[-1]
+        self.assertEqual(review["user"], HPA_CONTROLLER)
+        self.assertEqual(review["resourceAttributes"]["namespace"], "default")
 
     def test_file_form_checks_an_hpa_not_yet_applied(self):
         spec = dict(HPAS[0], name="bert-new")

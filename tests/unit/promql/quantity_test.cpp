@@ -199,7 +199,11 @@ INSTANTIATE_TEST_SUITE_P(
         ParseMilliQuantityCase{"1n", 1}, ParseMilliQuantityCase{"-250m", -250},
         ParseMilliQuantityCase{"0.1", 100}, ParseMilliQuantityCase{"1Ei", std::nullopt},
         ParseMilliQuantityCase{"", std::nullopt}, ParseMilliQuantityCase{"abc", std::nullopt},
-        ParseMilliQuantityCase{"5x", std::nullopt}, ParseMilliQuantityCase{".", std::nullopt}));
+        ParseMilliQuantityCase{"5x", std::nullopt}, ParseMilliQuantityCase{".", std::nullopt},
+        // Decimal arithmetic, exact: floating point made 1E-3 two milli-units and -250m -249.
+        ParseMilliQuantityCase{"0.29", 290}, ParseMilliQuantityCase{"1.001", 1001},
+        ParseMilliQuantityCase{"1.5Ki", 1536000},
+        ParseMilliQuantityCase{"9223372036854775807", std::nullopt}));
 
 }  // namespace
 }  // namespace metrics_adapter::promql
