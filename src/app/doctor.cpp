@@ -1,5 +1,7 @@
 #include "app/doctor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,7 @@
 
 #include "app/backend_pool.h"
 #include "app/check_config.h"
+#include "app/doctor_adapter_config.h"
 #include "app/doctor_cluster.h"
 #include "app/doctor_diagnosis.h"
 #include "app/doctor_report.h"
@@ -29,12 +32,14 @@ constexpr int kDoctorUnhealthy = 1;
 constexpr int kDoctorCannotRun = 2;
 
 constexpr const char* kDoctorUsage =
-    "usage: metrics-adapter doctor hpa NAME [-n NS] --config FILE --prometheus-url URL\n"
-    "       metrics-adapter doctor hpa (-n NS | -A) --config FILE --prometheus-url URL\n"
-    "       metrics-adapter doctor -f hpa.yaml [-n NS] --config FILE --prometheus-url URL\n"
+    "usage: metrics-adapter doctor hpa NAME [-n NS] [RULES]\n"
+    "       metrics-adapter doctor hpa (-n NS | -A) [RULES]\n"
+    "       metrics-adapter doctor -f hpa.yaml [-n NS] [RULES]\n"
     "         [-o json] [--kubeconfig FILE] [the server's --prometheus-* flags]\n"
+    "       RULES: --config FILE --prometheus-url URL, or by default the ConfigMap and\n"
+    "       --prometheus-url of the Deployment --adapter NS/NAME (custom-metrics/metrics-adapter)\n"
     "       as a kubectl plugin (the binary on PATH as kubectl-metrics_adapter):\n"
-    "       kubectl metrics-adapter doctor hpa NAME -n NS --config FILE --prometheus-url URL\n";
+    "       kubectl metrics-adapter doctor hpa NAME -n NS [RULES]\n";
 
 std::map<std::string, ToolFlag> doctorFlags(DoctorOptions* options) {
   auto text = [options](std::string DoctorOptions::*field) {
@@ -66,7 +71,13 @@ std::map<std::string, ToolFlag> doctorFlags(DoctorOptions* options) {
        {.help = "kubeconfig to read the cluster with (default: $KUBECONFIG, ~/.kube/config, "
                 "in-cluster)",
         .apply = text(&DoctorOptions::kubeconfig)}},
-      {"config", {.help = "the adapter's rules file", .apply = text(&DoctorOptions::config_file)}},
+      {"config",
+       {.help = "the adapter's rules file (default: read from the --adapter Deployment)",
+        .apply = text(&DoctorOptions::config_file)}},
+      {"adapter",
+       {.help = "NS/NAME of the adapter's Deployment whose ConfigMap and --prometheus-url are "
+                "used when --config is not given (default custom-metrics/metrics-adapter)",
+        .apply = text(&DoctorOptions::adapter)}},
   };
 }
 
@@ -131,10 +142,12 @@ DoctorOptions parseDoctorFlags(std::span<const std::string> args) {
   std::vector<std::string> words;
   const std::vector<std::string> read =
       parseToolFlags(args, doctorFlags(&options), options.shared, &words);
-  if (options.config_file.empty()) throw FlagError("--config is required (the adapter's rules)");
-  if (std::find(read.begin(), read.end(), "prometheus-url") == read.end()) {
-    throw FlagError("--prometheus-url is required (the Prometheus the adapter asks)");
+  options.prometheus_url_given =
+      std::find(read.begin(), read.end(), "prometheus-url") != read.end();
+  if (!options.config_file.empty() && !options.prometheus_url_given) {
+    throw FlagError("--config needs --prometheus-url (the Prometheus the adapter asks)");
   }
+  if (options.adapter.find('/') == std::string::npos) throw FlagError("--adapter: NS/NAME");
   if (options.file.empty()) {
     if (words.empty() || words[0] != "hpa")
       throw FlagError("say what to check: hpa NAME or -f FILE");
@@ -149,6 +162,40 @@ DoctorOptions parseDoctorFlags(std::span<const std::string> args) {
   return options;
 }
 
+namespace {
+
+// The rules file and flags the check runs with: --config, or the adapter Deployment's
+// ConfigMap (written to a file of our own for the loader) and its --prometheus-url.
+struct DoctorRules {
+  std::string config_file;
+  std::string from_cluster;  // the ConfigMap, when read from the cluster
+};
+
+DoctorRules adapterRules(std::span<const std::string> args, kube::KubeApi& kube_api,
+                         DoctorOptions& options) {
+  if (!options.config_file.empty()) return {options.config_file, ""};
+  const auto slash = options.adapter.find('/');
+  const AdapterDeploymentConfig found = readAdapterDeploymentConfig(
+      kube_api, options.adapter.substr(0, slash), options.adapter.substr(slash + 1));
+  if (!options.prometheus_url_given) {
+    if (!found.prometheus_url) {
+      throw std::runtime_error("deployment " + options.adapter +
+                               " has no --prometheus-url: give one");
+    }
+    // Read again with the Deployment's URL, by the one parser of the flags.
+    std::vector<std::string> words(args.begin(), args.end());
+    words.push_back("--prometheus-url=" + *found.prometheus_url);
+    options = parseDoctorFlags(words);
+  }
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("metrics-adapter-doctor-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << found.config_text;
+  return {file.string(), found.source};
+}
+
+}  // namespace
+
 int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   DoctorOptions options;
   try {
@@ -157,12 +204,23 @@ int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream
     err << "doctor: " << e.what() << "\n" << kDoctorUsage << toolFlagsUsage(doctorFlags(nullptr));
     return kDoctorCannotRun;
   }
-  const std::optional<OfflineRules> loaded = loadOffline(options.config_file, err);
+  std::shared_ptr<kube::KubeApi> kube_api;
+  DoctorRules rules;
+  try {
+    kube_api = doctorKubeClient(options);
+    rules = adapterRules(args, *kube_api, options);
+  } catch (const std::exception& e) {
+    err << "doctor: " << e.what() << "\n";
+    return kDoctorCannotRun;
+  }
+  const std::optional<OfflineRules> loaded = loadOffline(rules.config_file, err);
+  if (!rules.from_cluster.empty()) std::filesystem::remove(rules.config_file);
   if (!loaded) return kDoctorCannotRun;
+  if (!rules.from_cluster.empty())
+    err << "doctor: the adapter's rules from " << rules.from_cluster << "\n";
   std::vector<HpaDiagnosis> diagnoses;
   try {
     auto backends = toolBackends(loaded->config, options.shared.prometheus);
-    auto kube_api = doctorKubeClient(options);
     std::vector<kube::ResourceInfo> resources;
     try {
       resources = kube::discoverResources(*kube_api, std::chrono::seconds(10));

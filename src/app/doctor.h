@@ -16,8 +16,12 @@ struct DoctorOptions {
   std::string file;             // -f: HPAs from a YAML/JSON file instead of the cluster's
   bool json_output = false;     // -o json
   std::string kubeconfig;       // --kubeconfig; else $KUBECONFIG, ~/.kube/config, in-cluster
-  std::string config_file;      // --config: the adapter's rules
-  AdapterOptions shared;        // the server's Prometheus flags and --metrics-max-age
+  std::string config_file;      // --config: the adapter's rules; "" = read them from `adapter`
+  // --adapter NS/NAME: the adapter's Deployment, whose ConfigMap holds the rules (and whose
+  // --prometheus-url is used unless one is given) when --config is not given.
+  std::string adapter = "custom-metrics/metrics-adapter";
+  bool prometheus_url_given = false;
+  AdapterOptions shared;  // the server's Prometheus flags and --metrics-max-age
 };
 
 // Throws FlagError for unknown flags and missing or conflicting words.

@@ -9,7 +9,7 @@ Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", 
 the pods of a fixture are meant to run; give "" for a pod with no phase yet, which, as in the
 real API, is not Running); "creationTimestamp" defaults to when the fake took the object; a
 node's "allocatable" ({"cpu": "4", "memory": "32Gi"}) is its status.capacity and allocatable.
-An object may carry "spec" and "status" (returned as given, e.g. an HPA's), and a pod "ready"
+An object may carry "spec", "status" and "data" (returned as given: an HPA's, a ConfigMap's), and a pod "ready"
 (true/false: its Ready condition). An optional "extra_resources" entry lists more resources
 [group, version, plural, singular, kind, namespaced] (HPAs, APIServices). One object is answered
 by GET .../<plural>/<name>, and .../<name>/scale answers the Scale of an object whose "spec" has
@@ -427,8 +427,11 @@ def make_handler(state, token):
                     "status": {"replicas": o.get("status", {}).get("replicas", spec["replicas"]),
                                "selector": ",".join("%s=%s" % kv for kv in sorted(match_labels.items()))}})
             api_version = (group + "/" + version) if group else version
-            self.send_json(200, {"kind": kind, "apiVersion": api_version, "metadata": self.meta(o),
-                                 "spec": o.get("spec", {}), "status": self.object_status(key, o)})
+            answer = {"kind": kind, "apiVersion": api_version, "metadata": self.meta(o),
+                      "spec": o.get("spec", {}), "status": self.object_status(key, o)}
+            if "data" in o:  # a ConfigMap's
+                answer["data"] = o["data"]
+            self.send_json(200, answer)
 
         def start_watch(self, path, key, matches, query):
             """Under the lock: counts the watch and answers what needs no stream."""

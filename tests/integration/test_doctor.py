@@ -118,6 +118,20 @@ HPAS = [
 
 
 HPA_CONTROLLER = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
+CONFIGMAP_RESOURCE = ["", "v1", "configmaps", "configmap", "ConfigMap", True]
+
+
+def adapter_deployment():
+    """The kit's Deployment (deploy/base/deployment.yaml's shape): rules from a ConfigMap
+    mounted as a directory, Prometheus from --prometheus-url."""
+    return {"name": "metrics-adapter", "namespace": "custom-metrics", "labels": {}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": "metrics-adapter"}},
+        "template": {"spec": {
+            "containers": [{"name": "metrics-adapter", "args": [
+                "--prometheus-url=" + PROMETHEUS.url, "--config=/etc/metrics-adapter/config.yaml"],
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/metrics-adapter"}]}],
+            "volumes": [{"name": "config",
+                         "configMap": {"name": "metrics-adapter-config"}}]}}}}
 
 
 def objects(custom_available=True, hpa_controller_allowed=True):
@@ -131,11 +145,13 @@ def objects(custom_available=True, hpa_controller_allowed=True):
               "ready": True} for name in WEB_PODS + [NEW_POD]]
     apps = sorted({p["labels"]["app"] for p in pods})
     return {
-        "extra_resources": [HPA_RESOURCE, APISERVICE_RESOURCE],
+        "extra_resources": [HPA_RESOURCE, APISERVICE_RESOURCE, CONFIGMAP_RESOURCE],
+        "configmaps": [{"name": "metrics-adapter-config", "namespace": "custom-metrics",
+                        "data": {"config.yaml": RULES}}],
         "auth": {"allow": [{"user": HPA_CONTROLLER}] if hpa_controller_allowed else []},
         "pods": pods,
         "deployments.apps": [deployment(app, sum(1 for p in pods if p["labels"]["app"] == app))
-                             for app in apps],
+                             for app in apps] + [adapter_deployment()],
         "services": [{"name": "bert-svc", "namespace": "default", "labels": {}}],
         "horizontalpodautoscalers.autoscaling": HPAS,
         "apiservices.apiregistration.k8s.io": [
@@ -173,10 +189,12 @@ def tearDownModule():
     PROCS.stop_all()
 
 
-def doctor(*args, kube=None, program=None, env_extra=None):
+def doctor(*args, kube=None, program=None, env_extra=None, rules=True):
+    """Runs the doctor; `rules`: with --config and --prometheus-url (else the adapter
+    Deployment's ConfigMap and URL)."""
     env = dict(os.environ, KUBECONFIG=(kube or KUBE).kubeconfig, **(env_extra or {}))
-    argv = (program or [ARGS.binary, "doctor"]) + list(args) + [
-        "--config", CONFIG, "--prometheus-url", PROMETHEUS.url]
+    argv = (program or [ARGS.binary, "doctor"]) + list(args) + (
+        ["--config", CONFIG, "--prometheus-url", PROMETHEUS.url] if rules else [])
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -250,6 +268,18 @@ class DoctorTest(unittest.TestCase):
         expected = clamp(plain_metric_replicas(3, 40000, values, list(values)))
         self.assertEqual(entry["computedReplicas"], expected)
         self.assertEqual(entry["status"]["desiredReplicas"], 3)
+
+    def test_rules_and_prometheus_from_the_adapter_deployment(self):
+        result, report = doctor_json("hpa", "bert-gpu", rules=False)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("the adapter's rules from configmap custom-metrics/metrics-adapter-config, "
+                      "key config.yaml", result.stderr)
+        values = duty_by_pod("bert-intent-detection")
+        self.assertEqual(hpa_report(report, "bert-gpu")["computedReplicas"],
+                         clamp(plain_metric_replicas(3, 40000, values, list(values))))
+        missing = doctor("hpa", "bert-gpu", "--adapter", "custom-metrics/absent", rules=False)
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn("absent", missing.stderr)
 
     def test_text_output_leads_with_the_outcome(self):
         result = doctor("hpa", "bert-gpu")
