@@ -401,15 +401,21 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     } else if (spec.type == "External") {
       diagnoseExternal(spec, hpa, diagnosis, pods, context, metric);
     } else {
+      metric.checked = false;
       metric.cause = spec.type + " metrics (metrics.k8s.io) are not checked by this doctor yet";
     }
     diagnosis.metrics.push_back(std::move(metric));
   }
   checkHpaControllerAccess(*context.cluster, diagnosis);
-  bool all_values = !diagnosis.metrics.empty();
+  // Unchecked metrics (Resource) neither fail the HPA nor enter the replica count: the
+  // report says the count leaves them out.
+  const bool any_checked =
+      std::any_of(diagnosis.metrics.begin(), diagnosis.metrics.end(),
+                  [](const MetricDiagnosis& metric) { return metric.checked; });
+  bool all_values = any_checked;
   std::optional<std::int32_t> largest;
   for (const auto& metric : diagnosis.metrics) {
-    all_values = all_values && metric.has_value;
+    all_values = all_values && (metric.has_value || !metric.checked);
     if (metric.proposal && metric.proposal->replicas) {
       largest = std::max(largest.value_or(0), *metric.proposal->replicas);
     }
@@ -427,10 +433,12 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
                       "the controller; docs/troubleshooting.md)";
   } else if (!diagnosis.scale) {
     diagnosis.cause = diagnosis.scale_error;
+  } else if (!any_checked) {
+    diagnosis.cause = "no metric this doctor follows: Resource metrics are not checked yet";
   } else {
     for (std::size_t i = 0; i < diagnosis.metrics.size(); ++i) {
       const auto& metric = diagnosis.metrics[i];
-      if (metric.has_value) continue;
+      if (metric.has_value || !metric.checked) continue;
       diagnosis.cause = "spec.metrics[" + std::to_string(i) + "] (" + metric.spec.type + " " +
                         metric.spec.name + "): " + metric.cause;
       break;

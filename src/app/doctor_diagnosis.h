@@ -44,6 +44,7 @@ struct MetricDiagnosis {
   std::vector<ItemValue> items;      // Object and External metrics
   std::optional<ReplicaProposal> proposal;
   bool has_value = false;  // the HPA controller gets a usable value
+  bool checked = true;     // false: a type this doctor does not follow yet (Resource)
   std::string cause;       // when !has_value: the cause, one line
   std::string fix;         // what to change, when known
 };

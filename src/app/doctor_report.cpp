@@ -47,7 +47,10 @@ void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& me
   out << "  spec.metrics[" << index << "]: " << spec.type << " " << spec.name;
   if (spec.type == "Object") out << " of " << spec.described.kind << "/" << spec.described.name;
   out << ", target " << spec.target_type << " " << spec.target_text << ": "
-      << (metric.has_value ? "has a value" : "NO VALUE") << "\n";
+      << (!metric.checked    ? "not checked"
+          : metric.has_value ? "has a value"
+                             : "NO VALUE")
+      << "\n";
   if (!metric.has_value && !metric.cause.empty()) out << "    cause: " << metric.cause << "\n";
   if (!metric.fix.empty() && !metric.has_value) out << "    fix: " << metric.fix << "\n";
   if (!metric.request.empty()) out << "    request: GET " << metric.request << "\n";
@@ -90,6 +93,11 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
   } else {
     out << "none (a metric has no value)";
   }
+  for (const auto& metric : diagnosis.metrics) {
+    if (!metric.checked) {
+      out << " (without the " << metric.spec.type << " metric " << metric.spec.name << ")";
+    }
+  }
   out << "; the HPA's status says desiredReplicas "
       << (hpa.desired_replicas ? std::to_string(*hpa.desired_replicas) : "(none)")
       << ", currentReplicas "
@@ -125,9 +133,9 @@ json proposalJson(const ReplicaProposal& proposal) {
 json metricJson(const MetricDiagnosis& metric) {
   json result = {
       {"type", metric.spec.type},  {"metric", metric.spec.name}, {"hasValue", metric.has_value},
-      {"cause", metric.cause},     {"fix", metric.fix},          {"request", metric.request},
-      {"rule", metric.rule},       {"notServed", metric.miss},   {"promql", metric.promql},
-      {"samples", metric.samples}, {"answer", metric.answer}};
+      {"checked", metric.checked}, {"cause", metric.cause},      {"fix", metric.fix},
+      {"request", metric.request}, {"rule", metric.rule},        {"notServed", metric.miss},
+      {"promql", metric.promql},   {"samples", metric.samples},  {"answer", metric.answer}};
   result["target"] = {{"type", metric.spec.target_type}, {"value", metric.spec.target_text}};
   json pods = json::array();
   for (const auto& pod : metric.pods) {

@@ -85,6 +85,10 @@ def hpa(name, target, metrics, status=None):
 
 HPAS = [
     hpa("bert-gpu", "bert-intent-detection", [pods_metric("duty_cycle_current", "40")]),
+    hpa("bert-gpu-and-cpu", "bert-intent-detection", [
+        pods_metric("duty_cycle_current", "40"),
+        {"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]),
     hpa("bert-typo", "bert-intent-detection", [pods_metric("duty_cycle_curent", "40")], {
         "currentReplicas": 3, "desiredReplicas": 3, "conditions": [
             {"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric",
@@ -281,6 +285,17 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(missing.returncode, 2)
         self.assertIn("absent", missing.stderr)
 
+    def test_resource_metrics_are_said_to_be_unchecked_and_left_out(self):
+        result, report = doctor_json("hpa", "bert-gpu-and-cpu")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        entry = hpa_report(report, "bert-gpu-and-cpu")
+        self.assertEqual([m["checked"] for m in entry["metrics"]], [True, False])
+        values = duty_by_pod("bert-intent-detection")
+        self.assertEqual(entry["computedReplicas"],
+                         clamp(plain_metric_replicas(3, 40000, values, list(values))))
+        text = doctor("hpa", "bert-gpu-and-cpu").stdout
+        self.assertIn("(without the Resource metric cpu)", text)
+
     def test_text_output_leads_with_the_outcome(self):
         result = doctor("hpa", "bert-gpu")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -411,7 +426,7 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertEqual(sorted(h["name"] for h in report["hpas"]),
                          sorted(h["name"] for h in HPAS))
-        healthy = {"bert-gpu", "llm-batch", "bert-pod-count", "gpu-external"}
+        healthy = {"bert-gpu", "bert-gpu-and-cpu", "llm-batch", "bert-pod-count", "gpu-external"}
         self.assertEqual({h["name"] for h in report["hpas"] if h["ok"]}, healthy)
 
     def test_kubectl_plugin_form(self):
