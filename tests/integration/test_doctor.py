@@ -259,6 +259,12 @@ def hpa_report(report, name):
 
 
 class DoctorTest(unittest.TestCase):
+    def checked(self, name, exit_code, **kwargs):
+        """The JSON report of `doctor hpa NAME`, after checking its exit code."""
+        result, report = doctor_json("hpa", name, **kwargs)
+        self.assertEqual(result.returncode, exit_code, result.stdout + result.stderr)
+        return hpa_report(report, name)
+
     def test_healthy_pods_metric_values_and_replicas(self):
         result, report = doctor_json("hpa", "bert-gpu", "-n", "default")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
@@ -286,9 +292,7 @@ class DoctorTest(unittest.TestCase):
         self.assertIn("absent", missing.stderr)
 
     def test_resource_metrics_are_said_to_be_unchecked_and_left_out(self):
-        result, report = doctor_json("hpa", "bert-gpu-and-cpu")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        entry = hpa_report(report, "bert-gpu-and-cpu")
+        entry = self.checked("bert-gpu-and-cpu", 0)
         self.assertEqual([m["checked"] for m in entry["metrics"]], [True, False])
         values = duty_by_pod("bert-intent-detection")
         self.assertEqual(entry["computedReplicas"],
@@ -305,9 +309,7 @@ class DoctorTest(unittest.TestCase):
         self.assertIn("PromQL: sum(nvidia_gpu_duty_cycle{", result.stdout)
 
     def test_missing_pod_counts_as_idle_on_a_scale_up(self):
-        result, report = doctor_json("hpa", "llm-batch")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        entry = hpa_report(report, "llm-batch")
+        entry = self.checked("llm-batch", 0)
         values = duty_by_pod("llm-batch")
         pods = sorted(list(values) + [NEW_POD])
         metric = entry["metrics"][0]
@@ -319,18 +321,14 @@ class DoctorTest(unittest.TestCase):
                          clamp(plain_metric_replicas(len(pods), 40000, values, pods)))
 
     def test_wrong_metric_name(self):
-        result, report = doctor_json("hpa", "bert-typo")
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "bert-typo")
+        entry = self.checked("bert-typo", 1)
         self.assertIsNone(entry["computedReplicas"])
         self.assertIn("no rule serves duty_cycle_curent for pods", entry["cause"])
         self.assertIn("closest metric names: duty_cycle_current", entry["cause"])
         self.assertEqual(entry["status"]["conditions"][0]["reason"], "FailedGetPodsMetric")
 
     def test_pods_the_exporter_does_not_label(self):
-        result, report = doctor_json("hpa", "web-gpu")
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "web-gpu")
+        entry = self.checked("web-gpu", 1)
         self.assertIn("none of the %d pods of \"app=web\" has a value" % len(WEB_PODS),
                       entry["cause"])
         metric = entry["metrics"][0]
@@ -340,18 +338,14 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(metric["replicas"]["error"], "did not receive metrics for any ready pods")
 
     def test_object_metric_on_a_service_no_rule_covers(self):
-        result, report = doctor_json("hpa", "bert-service")
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "bert-service")
+        entry = self.checked("bert-service", 1)
         self.assertIn("no rule serves duty_cycle_current for services", entry["cause"])
         self.assertIn("the metric exists, but not for services", entry["cause"])
         self.assertIn("/namespaces/default/services/bert-svc/duty_cycle_current",
                       entry["metrics"][0]["request"])
 
     def test_healthy_object_metric(self):
-        result, report = doctor_json("hpa", "bert-pod-count")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        entry = hpa_report(report, "bert-pod-count")
+        entry = self.checked("bert-pod-count", 0)
         count = len(duty_by_pod("bert-intent-detection"))  # kube_pod_labels: one per GPU pod
         metric = entry["metrics"][0]
         self.assertEqual(metric["values"][0]["valueMilli"], count * 1000)
@@ -359,9 +353,7 @@ class DoctorTest(unittest.TestCase):
                          clamp(value_replicas(3, count * 1000, 2000, count)))
 
     def test_healthy_external_metric(self):
-        result, report = doctor_json("hpa", "gpu-external")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        entry = hpa_report(report, "gpu-external")
+        entry = self.checked("gpu-external", 0)
         usage = sum(milli(value) for name, labels, value in EXPORTER.samples()
                     if name == "nvidia_gpu_duty_cycle" and labels.get("pod_name")
                     and labels.get("namespace_name") == "default"
@@ -373,17 +365,13 @@ class DoctorTest(unittest.TestCase):
         self.assertEqual(entry["computedReplicas"], clamp(value_replicas(3, usage, 100000, ready)))
 
     def test_external_selector_that_matches_nothing(self):
-        result, report = doctor_json("hpa", "gpu-external-none")
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "gpu-external-none")
+        entry = self.checked("gpu-external-none", 1)
         self.assertIn('no series of gpu_duty_cycle matches the selector "node_name=gpu-node-9"',
                       entry["cause"])
 
     def test_apiservice_not_available_comes_first(self):
         kube = harness.FakeKube(PROCS, objects(custom_available=False))
-        result, report = doctor_json("hpa", "bert-gpu", kube=kube)
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "bert-gpu")
+        entry = self.checked("bert-gpu", 1, kube=kube)
         self.assertTrue(entry["cause"].startswith(
             "APIService v1beta2.custom.metrics.k8s.io is not Available (MissingEndpoints"),
             entry["cause"])
@@ -393,9 +381,7 @@ class DoctorTest(unittest.TestCase):
 
     def test_hpa_controller_without_rbac(self):
         kube = harness.FakeKube(PROCS, objects(hpa_controller_allowed=False))
-        result, report = doctor_json("hpa", "gpu-external", kube=kube)
-        self.assertEqual(result.returncode, 1, result.stderr)
-        entry = hpa_report(report, "gpu-external")
+        entry = self.checked("gpu-external", 1, kube=kube)
         self.assertTrue(entry["cause"].startswith(
             'the HPA controller may not read the metric: %s cannot list resource '
             '"gpu_duty_cycle" in API group "external.metrics.k8s.io"' % HPA_CONTROLLER),
