@@ -110,6 +110,7 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
     out << "APIService " << problem.name << ": " << problem.message << "; fix: " << problem.fix
         << "\n";
   }
+  for (const auto& denied : diagnosis.denied) out << "forbidden: " << denied << "\n";
   if (diagnosis.scale) {
     out << "scale: spec.replicas " << diagnosis.scale->spec_replicas << ", status.replicas "
         << diagnosis.scale->status_replicas << ", selector " << diagnosis.scale->selector << "\n";

@@ -387,6 +387,9 @@ class DoctorTest(unittest.TestCase):
             '"gpu_duty_cycle" in API group "external.metrics.k8s.io"' % HPA_CONTROLLER),
             entry["cause"])
         self.assertIn("metrics-adapter-metrics-reader", entry["cause"])
+        self.assertEqual(len(entry["forbidden"]), 1)
+        text = doctor("hpa", "gpu-external", kube=kube).stdout
+        self.assertIn("\nforbidden: %s cannot list" % HPA_CONTROLLER, text)
         # What the review asked is what authorization sees of the HPA's request.
         review = kube.access_reviews()[-1]
         self.assertEqual(review["user"], HPA_CONTROLLER)
