@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "app/explain.h"
@@ -14,6 +15,7 @@
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/promql/label_matchers.h"
 #include "metrics_adapter/promql/quantity.h"
 #include "metrics_adapter/server/request_info.h"
 #include "metrics_adapter/text/percent_encoding.h"
@@ -115,6 +117,45 @@ std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
 }
 
 // Why the Pods request gave `pod` no value, from what Prometheus answered.
+constexpr std::string_view kNoSeriesFor = "Prometheus has no series with ";
+
+// Where Prometheus has series of `metric` for `names` under another namespace label value than
+// the HPA's: pod name -> those values. One query for all of them; empty when the rule maps no
+// label to namespaces or the query fails (the report then says what it saw).
+std::map<std::string, std::set<std::string>> podsInOtherNamespaces(
+    const discovery::CustomMetric& metric, const std::string& pod_label,
+    const std::vector<std::string>& names, const std::string& namespace_name,
+    const DoctorContext& context) {
+  std::map<std::string, std::set<std::string>> found;
+  const auto& snapshot = *context.run->snapshot;
+  const auto namespaces = snapshot.mapper().parseGroupResource("namespaces");
+  const auto namespace_label =
+      namespaces ? metric.rule->resources.labelForResource(*namespaces) : std::nullopt;
+  const prometheus::Backend* backend = snapshot.backend(metric.rule->source.backend);
+  if (!namespace_label || !backend || names.empty()) return found;
+  std::string regex;
+  for (const auto& name : names) {
+    if (!regex.empty()) regex += '|';
+    for (char c : name) regex += c == '.' ? std::string("\\.") : std::string(1, c);
+  }
+  const std::string promql = "count by (" + pod_label + ", " + *namespace_label + ") (" +
+                             metric.series_name + "{" + pod_label + "=~" +
+                             promql::quoteGoString(regex) + "})";
+  try {
+    const prometheus::QueryResult result = backend->api->query(
+        promql, prometheus::Clock::now(), backend->queryTimeout(context.query_timeout));
+    for (const auto& sample : result.samples) {
+      auto pod = sample.labels.find(pod_label);
+      auto where = sample.labels.find(*namespace_label);
+      if (pod == sample.labels.end() || where == sample.labels.end()) continue;
+      if (where->second != namespace_name) found[pod->second].insert(where->second);
+    }
+  } catch (const prometheus::PrometheusError&) {
+    // A diagnosis of the diagnosis: without it the plain "no series" stands.
+  }
+  return found;
+}
+
 std::string whyNoPodValue(const ClusterPod& pod, const discovery::CustomMetric* metric,
                           const std::optional<std::string>& pod_label,
                           const std::vector<prometheus::Sample>& samples) {
@@ -126,9 +167,32 @@ std::string whyNoPodValue(const ClusterPod& pod, const discovery::CustomMetric* 
       return "its sample is " + sampleLine(sample) + ": NaN and ±Inf are skipped";
     }
   }
-  std::string why = "Prometheus has no series with " + *pod_label + "=\"" + pod.meta.name + "\"";
+  std::string why = std::string(kNoSeriesFor) + *pod_label + "=\"" + pod.meta.name + "\"";
   if (pod.phase == "Pending") why += " (the pod is Pending)";
   return why;
+}
+
+// Pods with no series in the HPA's namespace may have them under another namespace label
+// value (dcgm-exporter scraped without honorLabels reports its own namespace): say so.
+void explainPodsElsewhere(const discovery::CustomMetric& metric, const std::string& pod_label,
+                          const Hpa& hpa, const DoctorContext& context,
+                          MetricDiagnosis& diagnosis) {
+  std::vector<std::string> unseen;
+  for (const auto& pod : diagnosis.pods) {
+    if (!pod.milli && pod.why_none.starts_with(kNoSeriesFor)) unseen.push_back(pod.name);
+  }
+  const auto elsewhere =
+      podsInOtherNamespaces(metric, pod_label, unseen, hpa.namespace_name, context);
+  for (auto& pod : diagnosis.pods) {
+    auto found = elsewhere.find(pod.name);
+    if (found == elsewhere.end()) continue;
+    std::string where;
+    for (const auto& name : found->second) where += (where.empty() ? "" : ", ") + name;
+    pod.why_none = "Prometheus has its series only under another namespace (" + where +
+                   ") than the HPA's " + hpa.namespace_name +
+                   ": the series' namespace label does not name the pod's namespace "
+                   "(dcgm-exporter without honorLabels reports its own)";
+  }
 }
 
 void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
@@ -187,6 +251,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
     }
     diagnosis.pods.push_back(std::move(value));
   }
+  if (metric && pod_label) explainPodsElsewhere(*metric, *pod_label, hpa, context, diagnosis);
   if (!answer) return;
   if (values.empty() && diagnosis.cause.empty()) {
     diagnosis.cause = pods.empty()

@@ -97,6 +97,7 @@ HPAS = [
                         "duty_cycle_curent for pods"}]}),
     hpa("web-gpu", "web", [pods_metric("duty_cycle_current", "40")]),
     hpa("llm-batch", "llm-batch", [pods_metric("duty_cycle_current", "40")]),
+    hpa("resnet-wrong-namespace", "resnet-serving", [pods_metric("duty_cycle_current", "40")]),
     hpa("bert-service", "bert-intent-detection", [{
         "type": "Object", "object": {
             "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "bert-svc"},
@@ -146,7 +147,7 @@ def objects(custom_available=True, hpa_controller_allowed=True):
              "labels": {"app": labels["pod_name"].rsplit("-", 2)[0]}, "ready": True}
             for labels in gpu_pod_labels() if labels["namespace_name"] == "default"]
     pods += [{"name": name, "namespace": "default", "labels": {"app": name.rsplit("-", 2)[0]},
-              "ready": True} for name in WEB_PODS + [NEW_POD]]
+              "ready": True} for name in WEB_PODS + [NEW_POD] + other_namespace_pods()]
     apps = sorted({p["labels"]["app"] for p in pods})
     return {
         "extra_resources": [HPA_RESOURCE, APISERVICE_RESOURCE, CONFIGMAP_RESOURCE],
@@ -165,6 +166,13 @@ def objects(custom_available=True, hpa_controller_allowed=True):
                        'addresses with port name "https"'),
             apiservice("v1beta1.external.metrics.k8s.io")],
     }
+
+
+def other_namespace_pods():
+    """The exporter's pods outside `default`, which the fixture runs in `default`: their series
+    name another namespace, as dcgm-exporter's do when scraped without honorLabels."""
+    return sorted(labels["pod_name"] for labels in gpu_pod_labels()
+                  if labels["namespace_name"] != "default")
 
 
 def gpu_pod_labels():
@@ -336,6 +344,17 @@ class DoctorTest(unittest.TestCase):
         for pod in metric["pods"]:
             self.assertIn('no series with pod_name="%s"' % pod["name"], pod["whyNoValue"])
         self.assertEqual(metric["replicas"]["error"], "did not receive metrics for any ready pods")
+
+    def test_series_under_another_namespace(self):
+        entry = self.checked("resnet-wrong-namespace", 1)
+        elsewhere = {labels["pod_name"]: labels["namespace_name"] for labels in gpu_pod_labels()
+                     if labels["namespace_name"] != "default"}
+        pods = entry["metrics"][0]["pods"]
+        self.assertEqual(sorted(p["name"] for p in pods), sorted(elsewhere))
+        for pod in pods:
+            self.assertIn("only under another namespace (%s) than the HPA's default"
+                          % elsewhere[pod["name"]], pod["whyNoValue"])
+        self.assertIn("another namespace", entry["cause"])
 
     def test_object_metric_on_a_service_no_rule_covers(self):
         entry = self.checked("bert-service", 1)
