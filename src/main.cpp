@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   const std::string_view program(argv[0]);
   const bool as_plugin = program.substr(program.rfind('/') + 1) == "kubectl-metrics_adapter";
   if (as_plugin && (args.empty() || args[0] != "doctor")) {
-    std::cerr << "usage: kubectl metrics-adapter doctor hpa NAME -n NS --config FILE "
-                 "--prometheus-url URL (kubectl metrics-adapter doctor --help for more)\n";
+    std::cerr << "usage: kubectl metrics-adapter doctor hpa NAME -n NS [--prometheus-url URL] "
+                 "(kubectl metrics-adapter doctor --help for more)\n";
     return 2;
   }
   // Subcommands run once and print to stdout; anything else starts the server.

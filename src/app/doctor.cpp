@@ -197,6 +197,12 @@ DoctorRules adapterRules(std::span<const std::string> args, kube::KubeApi& kube_
 }  // namespace
 
 int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  if (std::find_if(args.begin(), args.end(), [](const std::string& word) {
+        return word == "--help" || word == "-h";
+      }) != args.end()) {
+    out << kDoctorUsage << toolFlagsUsage(doctorFlags(nullptr));
+    return 0;
+  }
   DoctorOptions options;
   try {
     options = parseDoctorFlags(args);
