@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "app/doctor_access.h"
 #include "app/explain.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
@@ -387,59 +388,6 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
     return;
   }
   proposeFromUsage(spec, hpa_diagnosis, pods, sum, diagnosis);
-}
-
-// The APIServices the HPA's metrics go through that are in the way.
-void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diagnosis) {
-  std::set<std::string> groups;
-  for (const auto& metric : hpa.metrics) {
-    if (metric.type == "Pods" || metric.type == "Object") groups.insert("custom");
-    if (metric.type == "External") groups.insert("external");
-  }
-  try {
-    if (groups.contains("custom")) {
-      auto v1beta2 = cluster.apiServiceProblem("v1beta2.custom.metrics.k8s.io");
-      auto v1beta1 = cluster.apiServiceProblem("v1beta1.custom.metrics.k8s.io");
-      auto registered = [](const std::optional<ApiServiceProblem>& problem) {
-        return !problem || problem->message != "not registered";
-      };
-      // Each registered version must be Available (the controller picks one by discovery);
-      // one of them must be registered.
-      for (const auto* problem : {&v1beta2, &v1beta1}) {
-        if (*problem && registered(*problem)) diagnosis.apiservices.push_back(**problem);
-      }
-      if (!registered(v1beta2) && !registered(v1beta1)) diagnosis.apiservices.push_back(*v1beta1);
-    }
-    if (groups.contains("external")) {
-      if (auto problem = cluster.apiServiceProblem("v1beta1.external.metrics.k8s.io")) {
-        diagnosis.apiservices.push_back(*problem);
-      }
-    }
-  } catch (const std::exception& e) {
-    // Reading APIServices needs get on apiservices; without it the doctor goes on.
-    diagnosis.scale_error += (diagnosis.scale_error.empty() ? "" : "; ") +
-                             std::string("APIServices not checked: ") + e.what();
-  }
-}
-
-// The requests of the HPA's metrics the HPA controller may not make: authorization reads each
-// as the server's own parser does (verb, group, resource, name, subresource, namespace).
-void checkHpaControllerAccess(DoctorCluster& cluster, HpaDiagnosis& diagnosis) {
-  for (const auto& metric : diagnosis.metrics) {
-    if (metric.target.empty()) continue;
-    try {
-      const server::RequestInfo info = server::parseRequestInfo("GET", metric.target);
-      if (auto denied = cluster.hpaControllerDenied(info.api_group, info.resource, info.subresource,
-                                                    info.name, info.namespace_name, info.verb)) {
-        diagnosis.denied.push_back(*denied);
-      }
-    } catch (const std::exception& e) {
-      // The doctor's own user may lack create on subjectaccessreviews: say so, go on.
-      diagnosis.scale_error += (diagnosis.scale_error.empty() ? "" : "; ") +
-                               std::string("RBAC of the HPA controller not checked: ") + e.what();
-      return;
-    }
-  }
 }
 
 }  // namespace
