@@ -1,6 +1,7 @@
 #include "app/doctor_adapter_config.h"
 
 #include <chrono>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
@@ -37,6 +38,13 @@ std::optional<std::string> flagValue(const std::vector<std::string>& words, std:
     if (word.empty() && i + 1 < words.size()) return words[i + 1];
   }
   return std::nullopt;
+}
+
+// The words joined, for messages built inside the loops below.
+std::string joined(std::initializer_list<std::string_view> parts) {
+  std::string text;
+  for (const std::string_view part : parts) text.append(part);
+  return text;
 }
 
 }  // namespace
@@ -79,12 +87,13 @@ AdapterDeploymentConfig readAdapterDeploymentConfig(kube::KubeApi& api,
       }
     }
     if (volume_name.empty()) {
-      throw std::runtime_error(where + ": no volume is mounted at --config " + *config_path);
+      throw std::runtime_error(
+          joined({where, ": no volume is mounted at --config ", *config_path}));
     }
     for (const auto& volume : pod_spec.value("volumes", nlohmann::json::array())) {
       if (volume.value("name", "") != volume_name) continue;
       if (!volume.contains("configMap")) {
-        throw std::runtime_error(where + ": volume " + volume_name + " is not a ConfigMap");
+        throw std::runtime_error(joined({where, ": volume ", volume_name, " is not a ConfigMap"}));
       }
       const nlohmann::json& source = volume["configMap"];
       std::string key = relative;
@@ -93,19 +102,20 @@ AdapterDeploymentConfig readAdapterDeploymentConfig(kube::KubeApi& api,
       }
       const std::string map_name = source.value("name", "");
       const nlohmann::json config_map =
-          api.get("/api/v1/namespaces/" + text::percentEncode(namespace_name) + "/configmaps/" +
-                      text::percentEncode(map_name),
+          api.get(joined({"/api/v1/namespaces/", text::percentEncode(namespace_name),
+                          "/configmaps/", text::percentEncode(map_name)}),
                   "application/json", kAdapterReadTimeout);
       const nlohmann::json data = config_map.value("data", nlohmann::json::object());
       if (!data.contains(key) || !data[key].is_string()) {
-        throw std::runtime_error("configmap " + namespace_name + "/" + map_name + " has no key " +
-                                 key + " (" + where + " reads --config " + *config_path + ")");
+        throw std::runtime_error(
+            joined({"configmap ", namespace_name, "/", map_name, " has no key ", key, " (", where,
+                    " reads --config ", *config_path, ")"}));
       }
       found.config_text = data[key].get<std::string>();
-      found.source = "configmap " + namespace_name + "/" + map_name + ", key " + key;
+      found.source = joined({"configmap ", namespace_name, "/", map_name, ", key ", key});
       return found;
     }
-    throw std::runtime_error(where + ": no volume " + volume_name);
+    throw std::runtime_error(joined({where, ": no volume ", volume_name}));
   }
   throw std::runtime_error(where + ": no container has a --config flag");
 }
