@@ -4,9 +4,11 @@
 #include <iostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/check_config.h"
+#include "app/doctor.h"
 #include "app/dry_run.h"
 #include "app/explain.h"
 #include "app/forecast_command.h"
@@ -28,7 +30,22 @@ void logWarningsToStderr() {
 int main(int argc, char** argv) {
   using namespace metrics_adapter::app;
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Installed as kubectl-metrics_adapter, the binary is a kubectl plugin: `kubectl
+  // metrics-adapter doctor ...` runs it with the words after the plugin's name, and it must never
+  // start a server from a person's shell.
+  const std::string_view program(argv[0]);
+  const bool as_plugin = program.substr(program.rfind('/') + 1) == "kubectl-metrics_adapter";
+  if (as_plugin && (args.empty() || args[0] != "doctor")) {
+    std::cerr << "usage: kubectl metrics-adapter doctor hpa NAME -n NS [--prometheus-url URL] "
+                 "(kubectl metrics-adapter doctor --help for more)\n";
+    return 2;
+  }
   // Subcommands run once and print to stdout; anything else starts the server.
+  if (!args.empty() && args[0] == "doctor") {
+    logWarningsToStderr();
+    return runDoctor(std::span<const std::string>(args.begin() + 1, args.end()), std::cout,
+                     std::cerr);
+  }
   if (!args.empty() && (args[0] == "explain" || args[0] == "check-config")) {
     logWarningsToStderr();
     std::span<const std::string> rest(args.begin() + 1, args.end());

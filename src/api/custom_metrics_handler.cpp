@@ -269,6 +269,20 @@ std::vector<ObjectValue> valuesByObject(const prometheus::QueryResult& result,
   return values;
 }
 
+// Why the one object a request names got no value, in one line for the 404's message (which
+// `kubectl describe hpa` shows): a sample that is no number, or none carrying its name.
+std::string whyNoValue(const prometheus::QueryResult& result, const std::string& resource_label,
+                       const CustomMetricRequest& request, const ResolvedMetric& resolved) {
+  for (const auto& sample : result.samples) {
+    auto label = sample.labels.find(resource_label);
+    if (label != sample.labels.end() && label->second == request.name) {
+      return "its sample is not a number (NaN, ±Inf or an exporter's blank)";
+    }
+  }
+  return resolved.metric->rule->id + "'s query returned no sample with " + resource_label + "=\"" +
+         request.name + "\"";
+}
+
 // Step 6: the MetricValueList text. Throws ApiError 404 when the one named object has no value.
 std::string writeMetricValueList(const CustomMetricRequest& request, const ResolvedMetric& resolved,
                                  const promql::LabelSelector& metric_selector,
@@ -329,6 +343,11 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
   const auto result = runQuery(backend, query, options_.query_timeout, request, resolved, trace);
   const auto values =
       valuesByObject(*result, query.resource_label, objects, request, resolved.group_resource);
+  if (!request.wildcard() && values.empty()) {
+    throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + " " +
+                             request.name + ": " +
+                             whyNoValue(*result, query.resource_label, request, resolved));
+  }
   return writeMetricValueList(request, resolved, metric_selector, values);
 }
 

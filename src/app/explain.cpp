@@ -157,12 +157,7 @@ int printOutcome(std::ostream& out, bool known_metric, Handle handle) {
   }
 }
 
-// The request an HPA would send: `segments` under `prefix`, `query` pairs with values, as the
-// raw target (escaped as client-go escapes it) and as the readable line explain prints.
-struct HpaRequest {
-  std::string target;
-  std::string line;
-};
+}  // namespace
 
 HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>& segments,
                       const std::vector<std::pair<std::string, std::string>>& query) {
@@ -184,6 +179,8 @@ HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>&
   return request;
 }
 
+namespace {
+
 HpaRequest customRequest(const ExplainOptions& options, const kube::RestMapper& mapper) {
   std::vector<std::string> segments;
   const std::string name = options.name.empty() ? "*" : options.name;
@@ -202,7 +199,8 @@ HpaRequest customRequest(const ExplainOptions& options, const kube::RestMapper& 
       {{"labelSelector", options.selector}, {"metricLabelSelector", options.metric_selector}});
 }
 
-// Everything explain can say about a metric no rule serves for the request.
+}  // namespace
+
 void explainMiss(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
                  const std::string& group_resource) {
   const auto kind =
@@ -307,6 +305,8 @@ void explainMiss(std::ostream& out, const ExplainOptions& options, const Discove
     out << "\n";
   }
 }
+
+namespace {
 
 int explainCustom(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run) {
   const HpaRequest target = customRequest(options, run.snapshot->mapper());

@@ -5,8 +5,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "app/check_config.h"
 #include "metrics_adapter/app/flags.h"
 
 namespace metrics_adapter::app {
@@ -53,6 +55,22 @@ struct ExplainOptions {
   std::string version = "v1beta2";
   AdapterOptions shared;  // what parseToolFlags reads: prometheus, query_timeout, relist.max_age
 };
+
+// The request an HPA would send: `segments` under `prefix`, `query` pairs with values (empty
+// ones left out), as the raw target (escaped as client-go escapes it) and as the readable line
+// the tools print.
+struct HpaRequest {
+  std::string target;
+  std::string line;
+};
+HpaRequest hpaRequest(const std::string& prefix, const std::vector<std::string>& segments,
+                      const std::vector<std::pair<std::string, std::string>>& query);
+
+// Everything explain can say about a metric no rule serves for `group_resource` ("" with
+// options.external): the `reason:` line (MissReason), the closest served names and each rule's
+// series count. Reads options.metric, options.external and options.shared.relist.max_age.
+void explainMiss(std::ostream& out, const ExplainOptions& options, const DiscoveryRun& run,
+                 const std::string& group_resource);
 
 // Throws FlagError for unknown flags and a missing --config, --prometheus-url or --metric.
 ExplainOptions parseExplainFlags(std::span<const std::string> args);

@@ -3,8 +3,11 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace metrics_adapter::promql {
 namespace {
@@ -126,6 +129,96 @@ std::optional<std::string> sampleToQuantity(double value) {
   std::string out(negative ? "-" : "");
   out += formatIntegerDigits(digits);
   return out;
+}
+
+namespace {
+
+// A quantity suffix as a power of ten and a binary factor: "k" is 10^3, "Ki" 2^10; false for
+// one Kubernetes does not know.
+bool quantitySuffixScale(std::string_view suffix, int& exponent10, int& exponent2) {
+  static constexpr std::array<std::pair<std::string_view, int>, 10> kDecimal{{{"", 0},
+                                                                              {"n", -9},
+                                                                              {"u", -6},
+                                                                              {"m", -3},
+                                                                              {"k", 3},
+                                                                              {"M", 6},
+                                                                              {"G", 9},
+                                                                              {"T", 12},
+                                                                              {"P", 15},
+                                                                              {"E", 18}}};
+  static constexpr std::array<std::pair<std::string_view, int>, 6> kBinary{
+      {{"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}}};
+  for (const auto& [name, power] : kDecimal) {
+    if (name == suffix) {
+      exponent10 += power;
+      return true;
+    }
+  }
+  for (const auto& [name, power] : kBinary) {
+    if (name == suffix) {
+      exponent2 = power;
+      return true;
+    }
+  }
+  // "e3", "E-2": an exponent in place of a suffix.
+  if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return false;
+  const char* first = suffix.data() + 1;
+  if (*first == '+') ++first;
+  int exponent = 0;
+  auto [end, error] = std::from_chars(first, suffix.data() + suffix.size(), exponent);
+  if (error != std::errc() || end != suffix.data() + suffix.size()) return false;
+  exponent10 += exponent;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parseMilliQuantity(std::string_view text) {
+  // Exact decimal arithmetic: "0.1" is 100 milli-units, not 100.00000000000001 rounded up.
+  constexpr std::size_t kMaxDigits = 30;  // the mantissa fits an __int128 with room to scale
+  constexpr __int128 kLimit = static_cast<__int128>(1) << 63;
+  std::size_t end = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) ++end;
+  __int128 mantissa = 0;
+  std::size_t digits = 0;
+  int exponent10 = 3;  // milli-units
+  bool dot = false;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c >= '0' && c <= '9') {
+      if (++digits > kMaxDigits) return std::nullopt;
+      mantissa = mantissa * 10 + (c - '0');
+      if (dot) --exponent10;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  int exponent2 = 0;
+  if (digits == 0 || !quantitySuffixScale(text.substr(end), exponent10, exponent2)) {
+    return std::nullopt;
+  }
+  if (exponent2 > 0 && mantissa >= (static_cast<__int128>(1) << (126 - exponent2))) {
+    return std::nullopt;  // far beyond an int64 of milli-units
+  }
+  mantissa <<= exponent2;
+  if (negative) mantissa = -mantissa;
+  for (; exponent10 > 0; --exponent10) {
+    mantissa *= 10;
+    if (mantissa >= kLimit || mantissa < -kLimit) return std::nullopt;
+  }
+  if (exponent10 < 0) {
+    // MilliValue() rounds up: toward +Inf.
+    __int128 divisor = 1;
+    for (; exponent10 < 0 && divisor < kLimit * 1000; ++exponent10) divisor *= 10;
+    if (exponent10 < 0) return std::int64_t{mantissa > 0 ? 1 : 0};  // far below one milli
+    const __int128 quotient = mantissa / divisor;
+    mantissa = quotient + (mantissa % divisor > 0 ? 1 : 0);
+  }
+  if (mantissa >= kLimit || mantissa < -kLimit) return std::nullopt;
+  return static_cast<std::int64_t>(mantissa);
 }
 
 }  // namespace metrics_adapter::promql

@@ -9,6 +9,11 @@ Objects come from a JSON fixture: {"<plural>[.<group>]": [{"name", "namespace", 
 the pods of a fixture are meant to run; give "" for a pod with no phase yet, which, as in the
 real API, is not Running); "creationTimestamp" defaults to when the fake took the object; a
 node's "allocatable" ({"cpu": "4", "memory": "32Gi"}) is its status.capacity and allocatable.
+An object may carry "spec", "status" and "data" (returned as given: an HPA's, a ConfigMap's), and a pod "ready"
+(true/false: its Ready condition). An optional "extra_resources" entry lists more resources
+[group, version, plural, singular, kind, namespaced] (HPAs, APIServices). One object is answered
+by GET .../<plural>/<name>, and .../<name>/scale answers the Scale of an object whose "spec" has
+"replicas" (status.selector from spec.selector.matchLabels), as for Deployments;
 plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
 "subresource"?: s, "nonResourceURL"?: u}] (u as RBAC reads it: a path, or a prefix ending in *,
 and then the rule allows only non-resource requests), "configmap": <data of kube-system/extension-apiserver-authentication>}.
@@ -136,7 +141,7 @@ class State:
         self.auth = objects.pop("auth", {})
         self.reviews = []
         self.review_counts = {"tokenreviews": 0, "subjectaccessreviews": 0}
-        self.resources = list(BUILTIN)
+        self.resources = list(BUILTIN) + [tuple(r) for r in objects.pop("extra_resources", [])]
         self.objects = objects  # key "plural" or "plural.group" -> [object]
         self.list_calls = {}
         self.list_attempts = 0
@@ -375,8 +380,10 @@ def make_handler(state, token):
                     "resources": [api_resource(*r[2:]) for r in resources]
                     + [api_resource(r[2] + "/status", "", r[4], r[5]) for r in resources]})
             namespace = None
-            if len(rest) == 3 and rest[0] == "namespaces":
+            if len(rest) >= 3 and rest[0] == "namespaces":
                 namespace, rest = rest[1], rest[2:]
+            if len(rest) in (2, 3) and not (len(rest) == 3 and rest[2] != "scale"):
+                return self.get_object(resources, namespace, rest)
             if len(rest) != 1:
                 return self.status(404, "NotFound", "the server could not find the requested resource")
             match = [r for r in resources if r[2] == rest[0]]
@@ -396,6 +403,35 @@ def make_handler(state, token):
             if query.get("watch", [""])[0] in ("1", "true"):
                 return self.start_watch(url.path, key, matches, query)
             self.list_objects(url.path, match[0], matches, query)
+
+        def get_object(self, resources, namespace, rest):
+            """GET of one object, or of its scale subresource."""
+            match = [r for r in resources if r[2] == rest[0]]
+            if not match:
+                return self.status(404, "NotFound", "the server could not find the requested resource")
+            group, version, plural, _, kind, _ = match[0]
+            key = plural + ("." + group if group else "")
+            found = [o for o in state.objects.get(key, [])
+                     if o["name"] == rest[1] and (namespace is None or o.get("namespace") == namespace)]
+            if not found:
+                return self.status(404, "NotFound", '%s "%s" not found' % (key, rest[1]))
+            o = found[0]
+            if len(rest) == 3:
+                spec = o.get("spec", {})
+                if "replicas" not in spec:
+                    return self.status(404, "NotFound", "the server could not find the requested resource")
+                match_labels = spec.get("selector", {}).get("matchLabels", {})
+                return self.send_json(200, {
+                    "kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": self.meta(o),
+                    "spec": {"replicas": spec["replicas"]},
+                    "status": {"replicas": o.get("status", {}).get("replicas", spec["replicas"]),
+                               "selector": ",".join("%s=%s" % kv for kv in sorted(match_labels.items()))}})
+            api_version = (group + "/" + version) if group else version
+            answer = {"kind": kind, "apiVersion": api_version, "metadata": self.meta(o),
+                      "spec": o.get("spec", {}), "status": self.object_status(key, o)}
+            if "data" in o:  # a ConfigMap's
+                answer["data"] = o["data"]
+            self.send_json(200, answer)
 
         def start_watch(self, path, key, matches, query):
             """Under the lock: counts the watch and answers what needs no stream."""
@@ -515,7 +551,8 @@ def make_handler(state, token):
                 return self.send_json(200, {"kind": "PartialObjectMetadataList",
                                             "apiVersion": "meta.k8s.io/v1",
                                             "metadata": metadata, "items": items}, cut=cut)
-            items = [{"metadata": self.meta(o), "spec": {}, "status": self.object_status(key, o)}
+            items = [{"metadata": self.meta(o), "spec": o.get("spec", {}),
+                      "status": self.object_status(key, o)}
                      for o in page]
             self.send_json(200, {"kind": kind + "List", "apiVersion": api_version,
                                  "metadata": metadata, "items": items}, cut=cut)
@@ -533,8 +570,14 @@ def make_handler(state, token):
 
         @staticmethod
         def object_status(key, o):
+            if "status" in o:
+                return o["status"]
             if key == "pods":
-                return {"phase": pod_phase(o)}
+                status = {"phase": pod_phase(o)}
+                if "ready" in o:
+                    status["conditions"] = [{"type": "Ready",
+                                             "status": "True" if o["ready"] else "False"}]
+                return status
             # A node's capacity, for clients that show usage as a share of it (kubectl top).
             if key == "nodes" and "allocatable" in o:
                 return {"capacity": o["allocatable"], "allocatable": o["allocatable"]}

@@ -174,7 +174,8 @@ class SampleValueTest(FaultTestCase):
                     % (pod, METRIC))
                 self.assertEqual(404, status, body)
                 self.assertEqual("NotFound", body["reason"])
-                self.assertEqual("the server could not find the metric %s for pods %s"
+                self.assertEqual("the server could not find the metric %s for pods %s: its "
+                                 "sample is not a number (NaN, ±Inf or an exporter's blank)"
                                  % (METRIC, pod), body["message"])
         self.assert_up()
 

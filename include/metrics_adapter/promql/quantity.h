@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace metrics_adapter::promql {
 
@@ -34,5 +35,11 @@ std::optional<std::int64_t> truncateToInt64(double value);
 // - larger magnitudes: the exact integer value of the double in canonical DecimalSI form
 //   (trailing zeros folded into k/M/G/T/P/E suffixes), never an int64 overflow.
 std::optional<std::string> sampleToQuantity(double value);
+
+// A Kubernetes quantity ("40", "500m", "1.5k", "2Gi", "1e3") as an int64 number of milli-units,
+// rounded up as apimachinery's Quantity.MilliValue() rounds (the HPA controller compares
+// milli-values). nullopt for text that is no quantity and for magnitudes an int64 of milli-units
+// cannot hold.
+std::optional<std::int64_t> parseMilliQuantity(std::string_view text);
 
 }  // namespace metrics_adapter::promql

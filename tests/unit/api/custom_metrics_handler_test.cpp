@@ -251,6 +251,12 @@ TEST_F(CustomMetricsHandlerTest, ErrorsCarryTheRightCode) {
   EXPECT_EQ(errorCode(request("", "pods", "*", "duty_cycle_current")), 404);          // scope
   EXPECT_EQ(errorCode(request("default", "pods", "absent", "duty_cycle_current"), &message), 404);
   EXPECT_NE(message.find("for pods absent"), std::string::npos) << message;
+  // The cause, in the message `kubectl describe hpa` shows.
+  const std::string rule =
+      relister_->snapshot()->findCustom("pods", "duty_cycle_current")->rule->id;
+  EXPECT_NE(message.find(rule + "'s query returned no sample with pod_name=\"absent\""),
+            std::string::npos)
+      << message;
 
   const std::size_t queries_before = prometheus_->queries.size();
   auto bad_selector = request("default", "pods", "*", "duty_cycle_current");

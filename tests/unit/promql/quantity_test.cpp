@@ -178,5 +178,32 @@ TEST(SampleToQuantityTest, LargestDoubleIsPrintedInFull) {
   EXPECT_EQ(sampleToQuantity(-std::numeric_limits<double>::max())->front(), '-');
 }
 
+struct ParseMilliQuantityCase {
+  const char* text;
+  std::optional<std::int64_t> milli;
+};
+
+class ParseMilliQuantityTest : public ::testing::TestWithParam<ParseMilliQuantityCase> {};
+
+TEST_P(ParseMilliQuantityTest, ReadsAsMilliValueDoes) {
+  EXPECT_EQ(parseMilliQuantity(GetParam().text), GetParam().milli) << GetParam().text;
+}
+
+// The HPA's targets as users write them; MilliValue() rounds up (1n -> 1m).
+INSTANTIATE_TEST_SUITE_P(
+    Targets, ParseMilliQuantityTest,
+    ::testing::Values(
+        ParseMilliQuantityCase{"40", 40000}, ParseMilliQuantityCase{"500m", 500},
+        ParseMilliQuantityCase{"1.5k", 1500000}, ParseMilliQuantityCase{"2Ki", 2048000},
+        ParseMilliQuantityCase{"1e3", 1000000}, ParseMilliQuantityCase{"1E-3", 1},
+        ParseMilliQuantityCase{"1n", 1}, ParseMilliQuantityCase{"-250m", -250},
+        ParseMilliQuantityCase{"0.1", 100}, ParseMilliQuantityCase{"1Ei", std::nullopt},
+        ParseMilliQuantityCase{"", std::nullopt}, ParseMilliQuantityCase{"abc", std::nullopt},
+        ParseMilliQuantityCase{"5x", std::nullopt}, ParseMilliQuantityCase{".", std::nullopt},
+        // Decimal arithmetic, exact: floating point made 1E-3 two milli-units and -250m -249.
+        ParseMilliQuantityCase{"0.29", 290}, ParseMilliQuantityCase{"1.001", 1001},
+        ParseMilliQuantityCase{"1.5Ki", 1536000},
+        ParseMilliQuantityCase{"9223372036854775807", std::nullopt}));
+
 }  // namespace
 }  // namespace metrics_adapter::promql

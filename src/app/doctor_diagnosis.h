@@ -1,0 +1,76 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/check_config.h"
+#include "app/doctor_cluster.h"
+#include "app/hpa_object.h"
+#include "app/hpa_replicas.h"
+
+namespace metrics_adapter::app {
+
+// One pod of the scale target's selector and what a Pods metric request gave it.
+struct PodValue {
+  std::string name;
+  std::string phase;
+  bool ready = false;
+  std::optional<std::int64_t> milli;  // the value served, in milli-units
+  std::string quantity;               // as served ("37500m")
+  std::string why_none;               // when no value: why, in one line
+};
+
+// What one value of an Object or External answer was.
+struct ItemValue {
+  std::string what;  // the described object, or the external item's labels
+  std::string quantity;
+  std::int64_t milli = 0;
+};
+
+// One entry of spec.metrics, followed through the server's code.
+struct MetricDiagnosis {
+  HpaMetric spec;
+  std::string request;               // the GET the HPA controller sends
+  std::string target;                // the same request, escaped as it goes over the wire
+  std::string rule;                  // "rules[1] serves pods/x from series y"; "" when none
+  std::vector<std::string> miss;     // why no rule serves it (explain's lines)
+  std::string promql;                // what Prometheus was asked
+  std::vector<std::string> samples;  // Prometheus's answer, one line per sample
+  std::string answer;                // "200, 3 items" or "404 NotFound: message"
+  std::vector<PodValue> pods;        // Pods metrics: every pod of the selector
+  std::vector<ItemValue> items;      // Object and External metrics
+  std::optional<ReplicaProposal> proposal;
+  bool has_value = false;  // the HPA controller gets a usable value
+  bool checked = true;     // false: a type this doctor does not follow yet (Resource)
+  std::string cause;       // when !has_value: the cause, one line
+  std::string fix;         // what to change, when known
+};
+
+// One HPA followed from its spec to the replica count.
+struct HpaDiagnosis {
+  Hpa hpa;
+  std::optional<TargetScale> scale;
+  std::string scale_error;                     // why the scale could not be read
+  std::vector<ApiServiceProblem> apiservices;  // in the way between the HPA and the adapter
+  std::vector<std::string> denied;             // requests the HPA controller may not make (RBAC)
+  std::vector<MetricDiagnosis> metrics;
+  std::optional<std::int32_t> computed_replicas;  // max over metrics, within min/max
+  bool ok = false;                                // every metric has a value, nothing in the way
+  std::string cause;                              // the first cause, "" when ok
+};
+
+// What the diagnosis runs against: the relist the server would do, the cluster's objects.
+struct DoctorContext {
+  const DiscoveryRun* run = nullptr;
+  DoctorCluster* cluster = nullptr;  // null for -f without a cluster
+  std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds max_age{std::chrono::minutes(2)};
+};
+
+// Follows every metric of `hpa` through the server's handlers and the HPA algorithm.
+HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context);
+
+}  // namespace metrics_adapter::app

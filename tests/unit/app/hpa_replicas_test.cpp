@@ -1,0 +1,167 @@
+#include "app/hpa_replicas.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/hpa_object.h"
+
+namespace metrics_adapter::app {
+namespace {
+
+std::vector<HpaPod> runningReadyPods(const std::vector<std::string>& names) {
+  std::vector<HpaPod> pods;
+  for (const auto& name : names) pods.push_back({name, "Running", false, true});
+  return pods;
+}
+
+struct PodsReplicaCase {
+  const char* name;
+  std::int32_t current;
+  std::int64_t target;
+  std::map<std::string, std::int64_t> values;
+  std::vector<HpaPod> pods;
+  std::optional<std::int32_t> replicas;
+};
+
+class PodsReplicaTest : public ::testing::TestWithParam<PodsReplicaCase> {};
+
+TEST_P(PodsReplicaTest, AsTheControllerComputesIt) {
+  const auto& c = GetParam();
+  EXPECT_EQ(podsMetricReplicas(c.current, c.target, c.values, c.pods).replicas, c.replicas)
+      << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, PodsReplicaTest,
+    ::testing::Values(
+        // (37500+82250+15000)/3 = 44916 (integer average); 44916/40000 = 1.12 > 1.1:
+        // ceil(1.1229 * 3) = 4.
+        PodsReplicaCase{"scale up",
+                        3,
+                        40000,
+                        {{"a", 37500}, {"b", 82250}, {"c", 15000}},
+                        runningReadyPods({"a", "b", "c"}),
+                        4},
+        // 42000/40000 = 1.05: within the tolerance, no change.
+        PodsReplicaCase{"within tolerance",
+                        3,
+                        40000,
+                        {{"a", 42000}, {"b", 42000}},
+                        runningReadyPods({"a", "b"}),
+                        3},
+        // A missing pod counts as 0 on a scale-up: 91500/40000 = 2.29 -> (91500+0)/2 = 45750,
+        // ratio 1.14 -> ceil(1.14 * 2) = 3.
+        PodsReplicaCase{
+            "missing pod on a scale-up", 2, 40000, {{"a", 91500}}, runningReadyPods({"a", "b"}), 3},
+        // A missing pod counts as the target on a scale-down: 10000 -> (10000+40000)/2 = 25000,
+        // ratio 0.625 -> ceil(0.625 * 2) = 2.
+        PodsReplicaCase{"missing pod on a scale-down",
+                        4,
+                        40000,
+                        {{"a", 10000}},
+                        runningReadyPods({"a", "b"}),
+                        2},
+        // Counting the missing pod flips a scale-up into a scale-down: keep the current count.
+        PodsReplicaCase{
+            "direction flip", 3, 40000, {{"a", 50000}}, runningReadyPods({"a", "b", "c"}), 3},
+        // A Pending pod's value is left out; on a scale-up it counts as 0: (80000+0)/2 = 40000,
+        // ratio 1.0 -> no change.
+        PodsReplicaCase{"pending pod on a scale-up",
+                        2,
+                        40000,
+                        {{"a", 80000}, {"p", 99000}},
+                        {{"a", "Running", false, true}, {"p", "Pending", false, false}},
+                        2},
+        // A Failed pod's value is dropped: 80000/40000 = 2 -> ceil(2 * 1) = 2.
+        PodsReplicaCase{"failed pod ignored",
+                        1,
+                        40000,
+                        {{"a", 80000}, {"f", 0}},
+                        {{"a", "Running", false, true}, {"f", "Failed", false, false}},
+                        2},
+        PodsReplicaCase{
+            "no value at all", 2, 40000, {}, runningReadyPods({"a", "b"}), std::nullopt},
+        PodsReplicaCase{"no pods", 2, 40000, {{"a", 1}}, {}, std::nullopt}),
+    [](const auto& info) {
+      std::string name = info.param.name;
+      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
+
+TEST(ValueMetricReplicasTest, RatioTimesReadyPodsOutsideTheTolerance) {
+  // 3000/2000 = 1.5 with 3 ready pods: ceil(4.5) = 5.
+  EXPECT_EQ(valueMetricReplicas(3, 3000, 2000, 3).replicas, 5);
+  EXPECT_EQ(valueMetricReplicas(3, 2100, 2000, 3).replicas, 3);
+  // Scaled to zero: ceil(ratio) pods.
+  EXPECT_EQ(valueMetricReplicas(0, 3000, 2000, 0).replicas, 2);
+  EXPECT_FALSE(valueMetricReplicas(3, 3000, 2000, 0).replicas.has_value());
+}
+
+TEST(AverageValueMetricReplicasTest, UsagePerTargetUnlessWithinTolerance) {
+  // 10000 over 4 pods against 2000 each: ratio 1.25 -> ceil(10000/2000) = 5.
+  EXPECT_EQ(averageValueMetricReplicas(4, 10000, 2000).replicas, 5);
+  EXPECT_EQ(averageValueMetricReplicas(5, 10500, 2000).replicas, 5);
+}
+
+TEST(ClampReplicasTest, WithinMinAndMax) {
+  EXPECT_EQ(clampReplicas(12, 1, 10), 10);
+  EXPECT_EQ(clampReplicas(0, 2, 10), 2);
+  EXPECT_EQ(clampReplicas(4, 1, 10), 4);
+}
+
+TEST(HpaObjectTest, ReadsEveryMetricTypeAndTheStatus) {
+  const auto documents = yamlDocumentsToJson(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 10
+  metrics:
+  - type: Pods
+    pods: {metric: {name: rps}, target: {type: AverageValue, averageValue: 500m}}
+  - type: Object
+    object:
+      describedObject: {apiVersion: v1, kind: Service, name: web}
+      metric: {name: hits}
+      target: {type: Value, value: "2k"}
+  - type: External
+    external:
+      metric:
+        name: queue
+        selector:
+          matchLabels: {queue: jobs}
+          matchExpressions: [{key: env, operator: In, values: [prod, canary]}]
+      target: {type: AverageValue, averageValue: 30}
+status: {currentReplicas: 2, desiredReplicas: 3}
+)");
+  ASSERT_EQ(documents.size(), 1U);
+  const Hpa hpa = parseHpa(documents[0], "team-a");
+  EXPECT_EQ(hpa.namespace_name, "team-a");
+  EXPECT_EQ(hpa.min_replicas, 1);  // the API's default
+  EXPECT_EQ(hpa.max_replicas, 10);
+  ASSERT_EQ(hpa.metrics.size(), 3U);
+  EXPECT_EQ(hpa.metrics[0].target_milli, 500);
+  EXPECT_EQ(hpa.metrics[1].described.kind, "Service");
+  EXPECT_EQ(hpa.metrics[1].target_milli, 2000000);
+  EXPECT_EQ(hpa.metrics[2].selector, "env in (canary,prod),queue=jobs");
+  EXPECT_EQ(hpa.metrics[2].target_milli, 30000);
+  EXPECT_EQ(hpa.desired_replicas, 3);
+}
+
+TEST(HpaObjectTest, RefusesWhatIsNoV2Hpa) {
+  EXPECT_THROW(parseHpa(nlohmann::json{{"kind", "Deployment"}}, "default"), HpaError);
+  const auto bad_target = yamlDocumentsToJson(
+      "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nspec:\n  metrics:\n"
+      "  - {type: Pods, pods: {metric: {name: x}, target: {type: AverageValue, "
+      "averageValue: lots}}}\n");
+  EXPECT_THROW(parseHpa(bad_target.at(0), "default"), HpaError);
+}
+
+}  // namespace
+}  // namespace metrics_adapter::app
