@@ -86,16 +86,26 @@ double servedValue(std::span<const double> values, double latest) {
   return served;
 }
 
-// windows[k] = the served value over values[k .. k + horizon], k = 0 .. lead (values holds
-// lead + horizon + 1 of them).
+// The maximum of the finite values, or `latest` when there is none: not raised to the latest
+// value, for a window that starts after the latest value's time (the demand may have fallen
+// since, and the window does not hold that step).
+double unflooredValue(std::span<const double> values, double latest) {
+  const double served = servedValue(values, -std::numeric_limits<double>::infinity());
+  return std::isfinite(served) ? served : latest;
+}
+
+// windows[k] = the maximum over values[k .. k + horizon], k = 0 .. lead (values holds
+// lead + horizon + 1 of them), raised to `latest` for the first `floored` windows.
 std::vector<double> windowMaxima(std::span<const double> values, int horizon, int lead,
-                                 double latest) {
+                                 double latest, std::size_t floored) {
   std::vector<double> windows;
   for (int k = 0; k <= lead; ++k) {
     const auto from = static_cast<std::size_t>(k);
     if (from >= values.size()) break;
     const std::size_t count = std::min(values.size() - from, static_cast<std::size_t>(horizon) + 1);
-    windows.push_back(servedValue(values.subspan(from, count), latest));
+    const std::span<const double> window = values.subspan(from, count);
+    windows.push_back(from < floored ? servedValue(window, latest)
+                                     : unflooredValue(window, latest));
   }
   return windows;
 }
@@ -110,9 +120,11 @@ std::vector<double> combinedWindows(Method method, std::span<const float> histor
   const std::vector<double> day = seasonalNaive(history, step, rhythm::kDay, horizon + lead);
   const std::vector<double> holt_winters =
       holtWintersWith(history, step, rhythm::kDay, horizon + lead, parameters);
-  const std::vector<double> day_windows = windowMaxima(day, horizon, lead, latest);
+  // Each raised to the latest value in every window: that is how the combination is defined.
+  const auto all = static_cast<std::size_t>(lead) + 1;
+  const std::vector<double> day_windows = windowMaxima(day, horizon, lead, latest, all);
   const std::vector<double> holt_winters_windows =
-      windowMaxima(holt_winters, horizon, lead, latest);
+      windowMaxima(holt_winters, horizon, lead, latest, all);
   std::vector<double> windows(std::min(day_windows.size(), holt_winters_windows.size()));
   for (std::size_t k = 0; k < windows.size(); ++k) {
     windows[k] = combined(method, day_windows[k], holt_winters_windows[k]);
@@ -352,12 +364,13 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   const std::size_t width = horizon + lag + 1;
   const std::vector<double> holt_winters_curves =
       holtWintersCurves(x, step, rhythm::kDay, ahead, selection.holt_winters, lowest - lag);
-  // The served value of a forecast made `lag` steps before its window: its values from there.
+  // The served value of a forecast made `lag` steps before its window: its values from there,
+  // raised to the latest value only when the window starts at it (as Forecast::windows).
   const auto served_of = [lag, horizon](std::span<const double> values, double latest) {
-    return servedValue(
+    const std::span<const double> window =
         values.subspan(std::min(lag, values.size()),
-                       std::min(values.size() - std::min(lag, values.size()), horizon + 1)),
-        latest);
+                       std::min(values.size() - std::min(lag, values.size()), horizon + 1));
+    return lag == 0 ? servedValue(window, latest) : unflooredValue(window, latest);
   };
   for (std::size_t k = 0; k < scores.points.size(); ++k) {
     const std::size_t t = scores.points[k];
@@ -381,7 +394,7 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
           break;
         case Method::kCombinedLow:
         case Method::kCombinedMean:
-          served = combined(errors.method, day, holt_winters);
+          served = combined(errors.method, std::max(day, latest), std::max(holt_winters, latest));
           break;
         case Method::kLatestValue:
         case Method::kSeasonal:
@@ -473,7 +486,7 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
   forecast.windows =
       selection.method == Method::kCombinedLow || selection.method == Method::kCombinedMean
           ? combinedWindows(selection.method, history, step, horizon, lead, selection.holt_winters)
-          : windowMaxima(forecast.values, horizon, lead, latest);
+          : windowMaxima(forecast.values, horizon, lead, latest, 1);
   if (selection.method == Method::kSeasonal) {
     forecast.why += "; " + model.why;
     forecast.period = model.period;
