@@ -14,7 +14,8 @@ every 6th sample with --resample 30m), backfilled with promtool into one real Pr
 the documented defaults (history 7d, step 1m, horizon 10m, quantile 0.5) and
 `metrics-adapter forecast backtest --days N --output json`. The same grid is then read from
 Prometheus here and four baselines are replayed on the same steps against the same target (the
-actual maximum over [t, t + horizon]), with the rules of src/forecast/backtest.cpp and
+actual maximum over [t, t + horizon]), each made LAG_STEPS before t as the served forecast is
+(the serving lag), with the rules of src/forecast/backtest.cpp and
 src/forecast/baselines.cpp: the latest value, seasonal naive 1 day and 7 days, additive
 Holt-Winters (daily season, the same parameter grid). Holt-Winters is refitted once per replayed
 hour (--hw-refit-minutes) and run forward step by step in between, not refitted at every step as
@@ -63,6 +64,11 @@ HISTORY_S = 7 * 86400
 HORIZON_S = 600
 QUANTILE = 0.5
 DAY_S = 86400
+# The serving lag the backtest replays with (servingLagSteps in forecast_service.h): the forecast
+# served at t was made from the history up to t - LAG_STEPS (a 15 s read delay plus the default
+# 1-minute refresh interval, in whole steps).
+READ_DELAY_S, REFRESH_S = 15, 60
+LAG_STEPS = -(-(READ_DELAY_S + REFRESH_S) // STEP_S)
 # harness.Prometheus keeps Prometheus's default retention, 15 days: blocks older than that
 # (counted from the newest sample, now) are deleted, so the backfill must fit in it.
 RETENTION_S = 15 * DAY_S
@@ -339,10 +345,18 @@ class HoltWinters:
                 for h in range(horizon_steps + 1)]
 
 
+def latest_finite(series, begin, t):
+    """The latest value of series[begin..t] that is not a gap (NaN when there is none)."""
+    for i in range(t, begin - 1, -1):
+        if finite(series[i]):
+            return series[i]
+    return math.nan
+
+
 def seasonal_naive(series, begin, t, period, horizon_steps):
     """baselines.cpp's seasonalNaive on series[begin..t]: the value one period before each
     horizon step, the latest value where that is outside the window or a gap."""
-    latest = series[t]  # the replay skips steps whose value is a gap, so this is the latest
+    latest = latest_finite(series, begin, t)
     if t + 1 - begin < period:
         return [latest] * (horizon_steps + 1)
     values = []
@@ -353,13 +367,13 @@ def seasonal_naive(series, begin, t, period, horizon_steps):
 
 
 def replay_range(length, days):
-    """(first, last) replayed indices, as replay.cpp chooses them: the last `days` of steps that
-    still have a whole horizon after them."""
+    """(first, last) replayed indices, as replay.cpp and backtest.cpp choose them: the last
+    `days` of steps that still have a whole horizon after them, none before the lag."""
     horizon_steps = HORIZON_S // STEP_S
     replayable = max(0, length - horizon_steps)
     replay_steps = days * DAY_S // STEP_S
     first = replayable - replay_steps if replayable > replay_steps else 0
-    return first, replayable - 1
+    return max(first, LAG_STEPS), replayable - 1
 
 
 def leads(series, first, points, threshold):
@@ -424,25 +438,29 @@ def replay_baselines(series, days, threshold, refit_steps):
     first, last = replay_range(len(series), days)
     points = {name: [] for name in BASELINES}
     hw = None
+    lag = LAG_STEPS
+    ahead = horizon_steps + lag  # what each forecast made at o = t - lag must reach
     for t in range(first, last + 1):
-        begin = max(0, t + 1 - history_steps)
+        o = t - lag  # the forecast served at t was made from the history up to o
+        begin = max(0, o + 1 - history_steps)
         if (t - first) % refit_steps == 0:
-            window = series[begin:t + 1]
+            window = series[begin:o + 1]
             hw = HoltWinters(window, DAY_S // STEP_S) if len(window) >= 2 * DAY_S // STEP_S \
                 else None
         elif hw is not None and hw.ok:
-            hw.advance(series[t])
+            hw.advance(series[o])
         if not finite(series[t]):
             continue  # the backtest skips a step whose actual value is a gap
         top = max_finite(series[t:t + horizon_steps + 1])
+        latest = latest_finite(series, begin, o)
         served = {
-            "last": series[t],
-            "snaive1d": max_finite(seasonal_naive(series, begin, t, DAY_S // STEP_S,
-                                                  horizon_steps)),
-            "snaive7d": max_finite(seasonal_naive(series, begin, t, 7 * DAY_S // STEP_S,
-                                                  horizon_steps)),
-            "hw": max_finite(hw.forecast(horizon_steps)) if hw is not None and hw.ok
-            else series[t],
+            "last": latest,
+            "snaive1d": max_finite(seasonal_naive(series, begin, o, DAY_S // STEP_S,
+                                                  ahead)[lag:]),
+            "snaive7d": max_finite(seasonal_naive(series, begin, o, 7 * DAY_S // STEP_S,
+                                                  ahead)[lag:]),
+            "hw": max_finite(hw.forecast(ahead)[lag:]) if hw is not None and hw.ok
+            else latest,
         }
         for name, value in served.items():
             if not math.isnan(value):

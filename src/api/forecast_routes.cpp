@@ -15,10 +15,6 @@
 namespace metrics_adapter::api {
 namespace {
 
-// Refreshes may fail this many intervals in a row before the forecast stops being served: a
-// forecast made minutes ago still describes the next minutes, one made long ago does not.
-constexpr int kStaleAfterIntervals = 3;
-
 bool servedIn(const config::ForecastRule& rule, const std::string& namespace_name) {
   return rule.namespaces.empty() || std::find(rule.namespaces.begin(), rule.namespaces.end(),
                                               namespace_name) != rule.namespaces.end();
@@ -77,7 +73,7 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
   requireFetched(request.metric, status);
   if (!current) requireFetched(request.metric, forecast::RuleStatus{});
   if (!status.last_error.empty() &&
-      now - status.last_success > kStaleAfterIntervals * current->rule.refresh_interval) {
+      now - status.last_success > forecast::kStaleAfterIntervals * current->rule.refresh_interval) {
     throw ApiError::unavailable(
         "the forecast " + request.metric + " is stale: refreshes have failed since " +
         formatTimestamp(
@@ -85,12 +81,15 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
         " (" + status.last_error + ")");
   }
 
-  const std::string timestamp = formatTimestamp(
-      std::chrono::duration<double>(current->computed_at.time_since_epoch()).count());
+  // The value covers [now, now + horizon] (from the grid step at or before now), and its
+  // timestamp is the time of this answer, as for other metrics.
+  const forecast::ServedWindow window = forecast::servedWindow(*current, now);
+  const std::string timestamp =
+      formatTimestamp(std::chrono::duration<double>(now.time_since_epoch()).count());
   Json items = Json::array();
   for (const forecast::SeriesForecast& series : current->series) {
     if (!promql::matches(selector, series.labels)) continue;
-    auto quantity = promql::sampleToQuantity(series.forecast.maximum);
+    auto quantity = promql::sampleToQuantity(forecast::servedValue(series, window));
     if (!quantity) continue;
     items.push_back({{"metricName", request.metric},
                      {"metricLabels", seriesLabels(series.labels)},

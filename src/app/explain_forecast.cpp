@@ -1,12 +1,15 @@
 #include "app/explain_forecast.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
 
+#include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/forecast/observer_page.h"
 #include "metrics_adapter/promql/label_selector.h"
@@ -72,8 +75,12 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
           std::make_shared<const prometheus::Backend>(backend)});
   forecast::ForecastService service(
       [backends] { return backends; },
-      forecast::ForecastServiceOptions{.query_timeout = options.shared.query_timeout});
-  service.refresh({rule}, forecast::Clock::now());
+      // explain runs once: every series' selection now, none left pending.
+      forecast::ForecastServiceOptions{
+          .query_timeout = options.shared.query_timeout,
+          .first_selections_per_refresh = std::numeric_limits<std::size_t>::max()});
+  const forecast::Clock::time_point now = forecast::Clock::now();
+  service.refresh({rule}, now);
   const forecast::RuleStatus status = service.status(rule.name);
   out << "history: " << status.queries << " query_range calls";
   if (!status.last_error.empty()) {
@@ -81,15 +88,24 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
     return 2;
   }
   const auto forecasts = service.forecasts(rule.name);
-  out << ", " << forecasts->series.size() << " series\n";
+  // The window an HPA reading now is served, as the external metrics handler computes it.
+  const forecast::ServedWindow window = forecast::servedWindow(*forecasts, now);
+  const auto seconds_of = [](forecast::Clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  };
+  out << ", " << forecasts->series.size() << " series; last step read "
+      << api::formatTimestamp(seconds_of(forecasts->computed_at)) << ", served window ["
+      << api::formatTimestamp(seconds_of(window.start)) << ", "
+      << api::formatTimestamp(seconds_of(window.end)) << "]\n";
   std::size_t served = 0;
   for (const forecast::SeriesForecast& series : forecasts->series) {
     const bool selected = promql::matches(selector, series.labels);
     served += selected ? 1 : 0;
     const forecast::Forecast& chosen = series.forecast;
     out << "  " << forecast::labelSetText(series.labels) << (selected ? "" : " (not selected)")
-        << ": latest " << series.latest << ", serves " << chosen.maximum << " ("
-        << forecast::methodTitle(chosen.method) << ", max over the horizon, never below the latest"
+        << ": latest " << series.latest << ", serves " << forecast::servedValue(series, window)
+        << " (" << forecast::methodTitle(chosen.method)
+        << ", max over the horizon, never below the latest"
         << "); " << chosen.why << "\n";
     printSampling(out, rule, chosen.sampling);
     for (const forecast::MethodScore& score : chosen.scores) {

@@ -84,15 +84,19 @@ BacktestResult backtest(std::span<const float> series, std::size_t first,
   double error_sum = 0;
   std::size_t error_count = 0;
   std::size_t under = 0;
-  for (std::size_t t = first; t + horizon < series.size(); ++t) {
+  const std::size_t lag = options.lag_steps;
+  for (std::size_t t = std::max(first, lag); t + horizon < series.size(); ++t) {
     if (!std::isfinite(series[t])) continue;
-    const std::size_t begin = t + 1 > history_steps ? t + 1 - history_steps : 0;
-    const std::vector<double> values =
-        forecaster(series.subspan(begin, t + 1 - begin), options.horizon_steps);
+    const std::size_t origin = t - lag;
+    const std::size_t begin = origin + 1 > history_steps ? origin + 1 - history_steps : 0;
+    const std::vector<double> values = forecaster(series.subspan(begin, origin + 1 - begin),
+                                                  options.horizon_steps + static_cast<int>(lag));
     BacktestPoint point;
     point.index = t;
     point.actual = series[t];
-    point.forecast = backtestMaxOf(values);
+    point.forecast = values.size() > lag ? backtestMaxOf(std::span(values).subspan(
+                                               lag, std::min(values.size() - lag, horizon + 1)))
+                                         : kBacktestNaN;
     point.actual_max = backtestMaxOf(series.subspan(t, horizon + 1));
     if (std::isnan(point.forecast)) continue;
     if (point.forecast < point.actual_max) ++under;
@@ -109,7 +113,7 @@ BacktestResult backtest(std::span<const float> series, std::size_t first,
   }
   if (options.threshold) {
     result.lead_times_seconds =
-        backtestLeads(series, first, options, result.points, *options.threshold);
+        backtestLeads(series, std::max(first, lag), options, result.points, *options.threshold);
     if (!result.lead_times_seconds.empty()) {
       result.lead_time_seconds = backtestMedian(result.lead_times_seconds);
     }

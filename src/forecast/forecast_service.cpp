@@ -17,10 +17,6 @@ using std::chrono::seconds;
 // scrape arrived, so they are read again once it has.
 constexpr std::int64_t kRereadSteps = 2;
 
-// How long after a grid time its value is read: a scrape that started before that time commits
-// its samples up to a scrape timeout later, and replicas must read the same value.
-constexpr seconds kSettle{15};
-
 // A failed refresh is retried after this, or after the rule's refresh interval if shorter.
 constexpr seconds kRetryAfterFailure{10};
 
@@ -85,16 +81,30 @@ std::optional<double> latestValue(const std::vector<float>& values, std::size_t 
 
 using Selectors = std::map<std::map<std::string, std::string>, SelectingForecaster>;
 
+// The windows a refresh at `now` computes: every read until the forecast goes stale may start
+// its window that many steps after the last step read (`computed_at`).
+int leadSteps(const config::ForecastRule& rule, Clock::time_point computed_at,
+              Clock::time_point now) {
+  const Clock::duration reach =
+      std::max<Clock::duration>(now - computed_at, Clock::duration::zero()) +
+      (kStaleAfterIntervals + 1) * rule.refresh_interval;
+  const std::int64_t steps = (reach + rule.step - Clock::duration(1)) / rule.step;
+  // The config bounds a rule's history to 100,000 steps; a lead beyond it is not meaningful.
+  return static_cast<int>(std::clamp<std::int64_t>(steps, 0, 100000));
+}
+
 // The forecasts at the history's end, each series by its own selected method; `selectors` keeps
 // each series' selection from one refresh to the next (only the series still there are kept).
 std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule& rule,
                                                       const GridHistory& history,
-                                                      Selectors& selectors) {
+                                                      Selectors& selectors, Clock::time_point now,
+                                                      std::size_t& first_selections) {
   auto result = std::make_shared<RuleForecasts>();
   result->rule = rule;
   const auto last_step = static_cast<std::int64_t>(history.length > 0 ? history.length - 1 : 0);
   result->computed_at = history.start + history.step * last_step;
   const int horizon_steps = static_cast<int>(rule.horizon / rule.step);
+  const int lead_steps = leadSteps(rule, result->computed_at, now);
   const std::size_t lookback =
       std::max<std::size_t>(5, static_cast<std::size_t>(kSeriesLookback / rule.step));
   const std::int64_t last_grid_step =
@@ -109,8 +119,14 @@ std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule
         found != selectors.end()
             ? std::move(found->second)
             : SelectingForecaster(rule.step, horizon_steps, ModelOptions{.quantile = rule.quantile},
-                                  series.labels));
-    Forecast forecast = selector->second.forecast(series.values, last_grid_step);
+                                  series.labels, static_cast<int>(servingLagSteps(rule))));
+    SelectingForecaster& forecaster = selector->second;
+    const bool first = !forecaster.selection().has_value();
+    const auto when = first && first_selections > 0
+                          ? SelectingForecaster::FirstSelection::kNow
+                          : SelectingForecaster::FirstSelection::kAtItsMinute;
+    Forecast forecast = forecaster.forecast(series.values, last_grid_step, lead_steps, when);
+    if (first && when == SelectingForecaster::FirstSelection::kNow) --first_selections;
     if (!std::isfinite(forecast.maximum)) continue;
     result->series.push_back(SeriesForecast{
         .labels = series.labels, .forecast = std::move(forecast), .latest = *latest});
@@ -139,6 +155,32 @@ struct ForecastService::RuleState {
   RuleStatus status = knownRule();
 };
 
+std::size_t servingLagSteps(const config::ForecastRule& rule) {
+  const Clock::duration lag = kReadDelay + rule.refresh_interval;
+  return static_cast<std::size_t>((lag + rule.step - Clock::duration(1)) / rule.step);
+}
+
+ServedWindow servedWindow(const RuleForecasts& forecasts, Clock::time_point now) {
+  const seconds step = forecasts.rule.step;
+  std::size_t computed = 1;
+  for (const SeriesForecast& series : forecasts.series) {
+    computed = std::max(computed, series.forecast.windows.size());
+  }
+  const std::int64_t ahead =
+      now > forecasts.computed_at ? (now - forecasts.computed_at) / Clock::duration(step) : 0;
+  ServedWindow window;
+  window.index = std::min(static_cast<std::size_t>(ahead), computed - 1);
+  window.start = forecasts.computed_at + step * static_cast<std::int64_t>(window.index);
+  window.end = window.start + forecasts.rule.horizon / step * step;
+  return window;
+}
+
+double servedValue(const SeriesForecast& series, const ServedWindow& window) {
+  const std::vector<double>& windows = series.forecast.windows;
+  if (windows.empty()) return series.forecast.maximum;
+  return windows[std::min(window.index, windows.size() - 1)];
+}
+
 Clock::time_point gridTimeAtOrBefore(Clock::time_point now, seconds step) {
   const auto since_epoch = std::chrono::duration_cast<seconds>(now.time_since_epoch());
   return Clock::time_point(since_epoch - since_epoch % step);
@@ -166,12 +208,14 @@ void ForecastService::refresh(const std::vector<config::ForecastRule>& rules,
       if (now >= state->next_due) due.push_back(state);
     }
   }
-  for (const auto& state : due) refreshRule(*state, now);
+  std::size_t first_selections = options_.first_selections_per_refresh;
+  for (const auto& state : due) refreshRule(*state, now, first_selections);
 }
 
-void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const {
+void ForecastService::refreshRule(RuleState& state, Clock::time_point now,
+                                  std::size_t& first_selections) const {
   const config::ForecastRule& rule = state.rule;
-  const Clock::time_point end = gridTimeAtOrBefore(now - kSettle, rule.step);
+  const Clock::time_point end = gridTimeAtOrBefore(now - kReadDelay, rule.step);
   const auto length = static_cast<std::size_t>(rule.history / rule.step);
   const Clock::time_point start = end - rule.step * static_cast<std::int64_t>(length - 1);
   try {
@@ -209,7 +253,7 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now) const
       moveWindow(history, start, length);
       mergeRecent(history, recent);
     }
-    auto forecasts = computeForecasts(rule, history, state.selectors);
+    auto forecasts = computeForecasts(rule, history, state.selectors, now, first_selections);
     std::lock_guard lock(state.mutex);
     state.history = std::move(history);
     state.forecasts = std::move(forecasts);

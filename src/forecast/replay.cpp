@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "forecast/rhythm.h"
 #include "metrics_adapter/forecast/backtest.h"
 #include "metrics_adapter/forecast/baselines.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/forecast/sampling.h"
 #include "metrics_adapter/forecast/selection.h"
 
 namespace metrics_adapter::forecast {
 namespace {
+
+constexpr double kReplayNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Holt-Winters as the replay compares with it: its parameters fitted once per selection period
 // (the grid search is 36 passes over the history) and one pass at every step.
@@ -68,7 +72,8 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
   const BacktestOptions options{.step = rule.step,
                                 .horizon_steps = horizon_steps,
                                 .history_steps = history_steps,
-                                .threshold = threshold};
+                                .threshold = threshold,
+                                .lag_steps = servingLagSteps(rule)};
   const ModelOptions model_options{.quantile = rule.quantile};
   // The grid step of index 0, for the selection's hour (the same one the service uses).
   const std::int64_t origin_step =
@@ -85,15 +90,21 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
     ObservedSeries observed;
     observed.labels = series.labels;
     const std::span<const float> values = series.values;
-    SelectingForecaster selector(rule.step, horizon_steps, model_options, series.labels);
+    SelectingForecaster selector(rule.step, horizon_steps, model_options, series.labels,
+                                 static_cast<int>(options.lag_steps));
     // backtest hands the forecaster a window of `values`; where it ends says which step it is.
+    // What is served `lag` steps later is the window that starts then, as the service serves it;
+    // backtest reads it from index lag of the values handed back.
+    const auto lag = static_cast<int>(options.lag_steps);
     observed.replay =
         backtest(values, first, options, [&](std::span<const float> window, int /*horizon*/) {
           const auto t =
               static_cast<std::int64_t>(window.data() - values.data() + window.size()) - 1;
-          Forecast forecast = selector.forecast(window, origin_step + t);
+          const Forecast forecast = selector.forecast(window, origin_step + t, lag);
           ++observed.served_steps[forecast.method];
-          return std::move(forecast.values);
+          std::vector<double> served(static_cast<std::size_t>(lag) + 1, kReplayNaN);
+          served.back() = forecast.windows.empty() ? forecast.maximum : forecast.windows.back();
+          return served;
         });
     observed.baselines = replayBaselines(values, first, options);
     // What serves now: the forecast at the history's end, as the service makes it.

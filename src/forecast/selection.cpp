@@ -86,6 +86,52 @@ double servedValue(std::span<const double> values, double latest) {
   return served;
 }
 
+// The maximum of the finite values, or `latest` when there is none: not raised to the latest
+// value, for a window that starts after the latest value's time (the demand may have fallen
+// since, and the window does not hold that step).
+double unflooredValue(std::span<const double> values, double latest) {
+  const double served = servedValue(values, -std::numeric_limits<double>::infinity());
+  return std::isfinite(served) ? served : latest;
+}
+
+// windows[k] = the maximum over values[k .. k + horizon], k = 0 .. lead (values holds
+// lead + horizon + 1 of them), raised to `latest` for the first `floored` windows.
+std::vector<double> windowMaxima(std::span<const double> values, int horizon, int lead,
+                                 double latest, std::size_t floored) {
+  std::vector<double> windows;
+  for (int k = 0; k <= lead; ++k) {
+    const auto from = static_cast<std::size_t>(k);
+    if (from >= values.size()) break;
+    const std::size_t count = std::min(values.size() - from, static_cast<std::size_t>(horizon) + 1);
+    const std::span<const double> window = values.subspan(from, count);
+    windows.push_back(from < floored ? servedValue(window, latest)
+                                     : unflooredValue(window, latest));
+  }
+  return windows;
+}
+
+// A combination's served value for each window start: the combination of what each of the two
+// methods serves over that window (as the selection scores it), not the maximum of a combined
+// curve, which would carry a rise from before the window into it.
+std::vector<double> combinedWindows(Method method, std::span<const float> history,
+                                    std::chrono::seconds step, int horizon, int lead,
+                                    const HoltWintersParameters& parameters) {
+  const double latest = latestFinite(history);
+  const std::vector<double> day = seasonalNaive(history, step, rhythm::kDay, horizon + lead);
+  const std::vector<double> holt_winters =
+      holtWintersWith(history, step, rhythm::kDay, horizon + lead, parameters);
+  // Each raised to the latest value in every window: that is how the combination is defined.
+  const auto all = static_cast<std::size_t>(lead) + 1;
+  const std::vector<double> day_windows = windowMaxima(day, horizon, lead, latest, all);
+  const std::vector<double> holt_winters_windows =
+      windowMaxima(holt_winters, horizon, lead, latest, all);
+  std::vector<double> windows(std::min(day_windows.size(), holt_winters_windows.size()));
+  for (std::size_t k = 0; k < windows.size(); ++k) {
+    windows[k] = combined(method, day_windows[k], holt_winters_windows[k]);
+  }
+  return windows;
+}
+
 // One candidate's errors at some of the scored steps.
 struct CandidateErrors {
   Method method = Method::kLatestValue;
@@ -251,7 +297,7 @@ int cautionRank(Method method) {
 }
 
 Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
-                       const ModelOptions& options) {
+                       const ModelOptions& options, int lag_steps) {
   const auto first_finite =
       std::find_if(history.begin(), history.end(), [](float v) { return std::isfinite(v); });
   const std::span<const float> x =
@@ -293,7 +339,12 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   const auto stride = static_cast<std::size_t>(selectionSteps(kSelectionStride, step));
   const std::size_t last_scored = x.size() - 1 - horizon;
   const std::size_t reach = window + period;
-  const std::size_t lowest = last_scored + 1 > reach ? last_scored + 1 - reach : 0;
+  // Each scored step t is served as serving serves it: from the history up to t - lag, over
+  // [t, t + horizon].
+  const auto lag = static_cast<std::size_t>(std::max(0, lag_steps));
+  const int ahead = horizon_steps + static_cast<int>(lag);
+  const std::size_t lowest =
+      std::max(lag, last_scored + 1 > reach ? last_scored + 1 - reach : std::size_t{0});
   SelectionScores scores;
   for (std::size_t t = lowest; t <= last_scored; ++t) {
     if (!std::isfinite(x[t])) continue;
@@ -310,16 +361,25 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   if (weekly) simple.push_back(Method::kSeasonalNaiveWeek);
   simple.insert(simple.end(), {Method::kHoltWinters, Method::kCombinedLow, Method::kCombinedMean});
   for (const Method method : simple) scores.add(method);
-  const std::size_t width = horizon + 1;
+  const std::size_t width = horizon + lag + 1;
   const std::vector<double> holt_winters_curves =
-      holtWintersCurves(x, step, rhythm::kDay, horizon_steps, selection.holt_winters, lowest);
+      holtWintersCurves(x, step, rhythm::kDay, ahead, selection.holt_winters, lowest - lag);
+  // The served value of a forecast made `lag` steps before its window: its values from there,
+  // raised to the latest value only when the window starts at it (as Forecast::windows).
+  const auto served_of = [lag, horizon](std::span<const double> values, double latest) {
+    const std::span<const double> window =
+        values.subspan(std::min(lag, values.size()),
+                       std::min(values.size() - std::min(lag, values.size()), horizon + 1));
+    return lag == 0 ? servedValue(window, latest) : unflooredValue(window, latest);
+  };
   for (std::size_t k = 0; k < scores.points.size(); ++k) {
     const std::size_t t = scores.points[k];
-    const double latest = x[t];
-    const std::span<const float> known = x.first(t + 1);
-    const double day = servedValue(seasonalNaive(known, step, rhythm::kDay, horizon_steps), latest);
-    const double holt_winters =
-        servedValue(std::span(holt_winters_curves).subspan((t - lowest) * width, width), latest);
+    const std::size_t origin = t - lag;
+    const std::span<const float> known = x.first(origin + 1);
+    const double latest = latestFinite(known);
+    const double day = served_of(seasonalNaive(known, step, rhythm::kDay, ahead), latest);
+    const double holt_winters = served_of(
+        std::span(holt_winters_curves).subspan((origin - (lowest - lag)) * width, width), latest);
     for (CandidateErrors& errors : scores.candidates) {
       double served = latest;
       switch (errors.method) {
@@ -327,14 +387,14 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
           served = day;
           break;
         case Method::kSeasonalNaiveWeek:
-          served = servedValue(seasonalNaive(known, step, rhythm::kWeek, horizon_steps), latest);
+          served = served_of(seasonalNaive(known, step, rhythm::kWeek, ahead), latest);
           break;
         case Method::kHoltWinters:
           served = holt_winters;
           break;
         case Method::kCombinedLow:
         case Method::kCombinedMean:
-          served = combined(errors.method, day, holt_winters);
+          served = combined(errors.method, std::max(day, latest), std::max(holt_winters, latest));
           break;
         case Method::kLatestValue:
         case Method::kSeasonal:
@@ -348,10 +408,10 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
     const std::size_t t = scores.points[k];
     if (t + window + period <= last_scored + 1) break;
     if (!model.recorded.empty() && model.last_point - t < stride) continue;
-    const double served =
-        servedValue(candidateValues(Method::kSeasonal, x.first(t + 1), step, horizon_steps,
-                                    model_options, selection.holt_winters),
-                    x[t]);
+    const std::span<const float> known = x.first(t - lag + 1);
+    const double served = served_of(candidateValues(Method::kSeasonal, known, step, ahead,
+                                                    model_options, selection.holt_winters),
+                                    latestFinite(known));
     model.record(k, served, scores.actual_max[k]);
     model.last_point = t;
   }
@@ -408,7 +468,8 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
 }
 
 Forecast forecastWith(const Selection& selection, std::span<const float> history,
-                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options) {
+                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
+                      int lead_steps) {
   Forecast forecast;
   forecast.method = selection.method;
   forecast.scores = selection.scores;
@@ -418,8 +479,14 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
   ModelOptions model_options = options;
   model_options.sample_spacing_steps = selection.sampling.spacing_steps;
   Forecast model;
-  forecast.values = candidateValues(selection.method, history, step, horizon_steps, model_options,
+  const int lead = std::max(0, lead_steps);
+  const int horizon = std::max(0, horizon_steps);
+  forecast.values = candidateValues(selection.method, history, step, horizon + lead, model_options,
                                     selection.holt_winters, &model);
+  forecast.windows =
+      selection.method == Method::kCombinedLow || selection.method == Method::kCombinedMean
+          ? combinedWindows(selection.method, history, step, horizon, lead, selection.holt_winters)
+          : windowMaxima(forecast.values, horizon, lead, latest, 1);
   if (selection.method == Method::kSeasonal) {
     forecast.why += "; " + model.why;
     forecast.period = model.period;
@@ -433,15 +500,31 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
   if (!forecast.values.empty() && std::isfinite(latest)) {
     if (!(forecast.values[0] >= latest)) forecast.values[0] = latest;
   }
-  forecast.maximum = servedValue(forecast.values, latest);
+  forecast.maximum =
+      forecast.windows.empty() ? servedValue(forecast.values, latest) : forecast.windows.front();
+  return forecast;
+}
+
+Forecast pendingForecast(std::span<const float> history, int horizon_steps, int lead_steps) {
+  Forecast forecast;
+  const double latest = latestFinite(history);
+  const int lead = std::max(0, lead_steps);
+  forecast.values.assign(static_cast<std::size_t>(std::max(0, horizon_steps) + lead) + 1, latest);
+  forecast.windows.assign(static_cast<std::size_t>(lead) + 1, latest);
+  forecast.maximum = latest;
+  forecast.why =
+      "selection pending: this series' first method selection has not run yet (the first "
+      "selections are spread over the refreshes after a start): serving the latest value";
   return forecast;
 }
 
 SelectingForecaster::SelectingForecaster(std::chrono::seconds step, int horizon_steps,
                                          ModelOptions options,
-                                         const std::map<std::string, std::string>& labels)
+                                         const std::map<std::string, std::string>& labels,
+                                         int lag_steps)
     : step_(step),
       horizon_steps_(horizon_steps),
+      lag_steps_(lag_steps),
       options_(options),
       period_steps_(selectionSteps(kSelectionPeriod, step)) {
   // FNV-1a of the labels: the same minute on every replica and every build.
@@ -461,11 +544,17 @@ SelectingForecaster::SelectingForecaster(std::chrono::seconds step, int horizon_
   offset_steps_ = static_cast<std::int64_t>(hash % static_cast<std::uint64_t>(period_steps_));
 }
 
-Forecast SelectingForecaster::forecast(std::span<const float> history, std::int64_t last_step) {
+Forecast SelectingForecaster::forecast(std::span<const float> history, std::int64_t last_step,
+                                       int lead_steps, FirstSelection first) {
   // The latest selection time at or before last_step: offset_steps_ past a period boundary.
   const std::int64_t since = last_step - offset_steps_;
   const std::int64_t phase = ((since % period_steps_) + period_steps_) % period_steps_;
   const std::int64_t at = last_step - phase;
+  if (!selection_ && first == FirstSelection::kAtItsMinute) {
+    if (!pending_at_) pending_at_ = at;
+    // The series' own minute has not come since it started waiting.
+    if (*pending_at_ == at) return pendingForecast(history, horizon_steps_, lead_steps);
+  }
   if (!selection_ || selected_at_ != at) {
     // The history up to `at`, less one period at its start: exactly what every history of the
     // same length ending within the period holds, whenever it was fetched.
@@ -473,11 +562,11 @@ Forecast SelectingForecaster::forecast(std::span<const float> history, std::int6
     const std::size_t end = history.size() > behind ? history.size() - behind : 0;
     const std::size_t dropped =
         std::min(end, static_cast<std::size_t>(period_steps_) - static_cast<std::size_t>(phase));
-    selection_ =
-        selectMethod(history.subspan(dropped, end - dropped), step_, horizon_steps_, options_);
+    selection_ = selectMethod(history.subspan(dropped, end - dropped), step_, horizon_steps_,
+                              options_, lag_steps_);
     selected_at_ = at;
   }
-  return forecastWith(*selection_, history, step_, horizon_steps_, options_);
+  return forecastWith(*selection_, history, step_, horizon_steps_, options_, lead_steps);
 }
 
 }  // namespace metrics_adapter::forecast

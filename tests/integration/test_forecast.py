@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -56,9 +57,12 @@ def noisy(t, origin):
 
 START = time.time()
 # ramp-soon: the morning ramp begins 5 minutes into the test; plateau: it began 2 hours ago;
-# new: the same rhythm as ramp-soon, but Prometheus has only 1 day of it.
-WORKLOADS = {"ramp-soon": START + 300, "plateau": START - 2 * 3600, "new": START + 300}
-HISTORY_DAYS = {"ramp-soon": 7, "plateau": 7, "new": 1}
+# new: the same rhythm as ramp-soon, but Prometheus has only 1 day of it; ramp-later: its ramp
+# begins 8 minutes in, so that the window of reads from the adapter's start to 12 minutes in
+# ends on it (LookAheadTest).
+WORKLOADS = {"ramp-soon": START + 300, "plateau": START - 2 * 3600, "new": START + 300,
+             "ramp-later": START + 480}
+HISTORY_DAYS = {"ramp-soon": 7, "plateau": 7, "new": 1, "ramp-later": 7}
 
 CONFIG = """forecastRules:
 - name: %s
@@ -112,6 +116,11 @@ def true_max(origin, at):
     return max(rhythm(t, origin) for t in range(int(at), int(at) + HORIZON + 1, 5))
 
 
+def grid(t):
+    """The step-grid time at or before t: where the window served for a read at t starts."""
+    return int(t) // STEP * STEP
+
+
 PROCS = PROMETHEUS = ADAPTER = CONFIG_PATH = EXPORTER = None
 
 
@@ -124,16 +133,48 @@ def setUpModule():
     PROMETHEUS = harness.Prometheus(PROCS, EXPORTER.port, backfill=backfill)
     PROMETHEUS.wait_for_scrapes()
     # One series per workload: the backfilled history and the scrapes carry the same labels.
-    assert len(PROMETHEUS.query("gpu_demand")) == 3
+    assert len(PROMETHEUS.query("gpu_demand")) == len(WORKLOADS)
     CONFIG_PATH = os.path.join(PROCS.workdir, "forecast.yaml")
     with open(CONFIG_PATH, "w") as f:
         f.write(CONFIG)
     ADAPTER = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url)
+    LOOK_AHEAD.start()
 
 
 def tearDownModule():
     EXPORTER.stop()
     PROCS.stop_all()
+
+
+class LookAheadReads(threading.Thread):
+    """Reads ramp-later's forecast as an HPA does, every 7 s (so at every phase of the step and of
+    the refresh) while the window of a read ends on its ramp, a minute from either end: there
+    the served value says how far ahead it looks. Each read: (wall time before the request,
+    wall time after it, the item's timestamp, the value)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        origin = WORKLOADS["ramp-later"]
+        self.first = origin + STEP - HORIZON
+        self.last = origin + RAMP - STEP - HORIZON
+        self.reads = []
+
+    def run(self):
+        path = "%s/namespaces/default/%s?labelSelector=%s" % (
+            EXTERNAL, RULE, urllib.parse.quote("workload=ramp-later"))
+        while time.time() < self.last:
+            before = time.time()
+            status, body = ADAPTER.get_json(path, HPA_ACCEPT)
+            after = time.time()
+            if (status == 200 and body["items"] and before >= self.first
+                    and after <= self.last):
+                item = body["items"][0]
+                self.reads.append((before, after, parse_time(item["timestamp"]),
+                                   quantity(item["value"])))
+            time.sleep(7)
+
+
+LOOK_AHEAD = LookAheadReads()
 
 
 def forecast_items(adapter, selector=None):
@@ -152,21 +193,58 @@ def forecast_items(adapter, selector=None):
     return {item["metricLabels"]["workload"]: item for item in answer["body"]["items"]}
 
 
+class LookAheadTest(unittest.TestCase):
+    def test_the_window_starts_when_the_hpa_reads(self):
+        """The look-ahead as an HPA sees it: on the ramp the value v is the demand at some time
+        t_v (rhythm() inverted), and t_v minus the wall time of the request is how far ahead the
+        value looked. The window served is [grid(now), grid(now) + horizon], so t_v must be the
+        window's end, at least the horizon minus one step after the request, whatever the phase
+        of the read within the step and the refresh (a window anchored at the last step read
+        ends 15 s to a step and a refresh earlier). Allowed: the 1.5 % noise of yesterday's
+        values (seasonal naive serves this series), in seconds of the ramp."""
+        LOOK_AHEAD.join(timeout=LOOK_AHEAD.last - time.time() + 60)
+        self.assertFalse(LOOK_AHEAD.is_alive())
+        reads = LOOK_AHEAD.reads
+        self.assertGreaterEqual(len(reads), 20, "reads while the window ended on the ramp")
+        origin = WORKLOADS["ramp-later"]
+        slope = (PEAK - NIGHT) / RAMP
+        allowance = 0.015 * PEAK / slope + 1
+        look_aheads = []
+        for before, after, timestamp, value in reads:
+            # The timestamp is the answer's time, not a step-grid time.
+            self.assertGreaterEqual(timestamp, int(before))
+            self.assertLessEqual(timestamp, after + 1)
+            t_value = origin + (value - NIGHT) / slope
+            look_aheads.append(t_value - after)
+            self.assertGreaterEqual(t_value, grid(before) + HORIZON - allowance,
+                                    "read at %.1f served %.2f" % (before, value))
+            self.assertLessEqual(t_value, grid(after) + HORIZON + allowance,
+                                 "read at %.1f served %.2f" % (before, value))
+            self.assertGreaterEqual(t_value - after, HORIZON - STEP - allowance)
+        look_aheads.sort()
+        print("\nlook-ahead of %d reads: min %.0f s, median %.0f s (horizon %d s, step %d s)"
+              % (len(look_aheads), look_aheads[0], look_aheads[len(look_aheads) // 2], HORIZON,
+                 STEP))
+
+
 class ServedForecastTest(unittest.TestCase):
     def test_forecast_rises_before_the_ramp_and_holds_the_plateau(self):
+        before = time.time()
         items = forecast_items(ADAPTER)
-        self.assertEqual(sorted(items), ["new", "plateau", "ramp-soon"])
+        self.assertEqual(sorted(items), sorted(WORKLOADS))
         for workload in ("ramp-soon", "plateau"):
             item = items[workload]
             self.assertEqual(item["metricName"], RULE)
             made_at = parse_time(item["timestamp"])
-            self.assertEqual(made_at % STEP, 0, "forecasts are made on the step grid")
-            expected = true_max(WORKLOADS[workload], made_at)
+            self.assertGreaterEqual(made_at, int(before), "the timestamp is the answer's time")
+            self.assertLessEqual(made_at, time.time() + 1)
+            # The served window starts at the step at or before the read.
+            expected = true_max(WORKLOADS[workload], grid(made_at))
             served = quantity(item["value"])
             self.assertLess(abs(served - expected) / expected, 0.10,
                             "%s: served %.2f, the function's max over the horizon %.2f"
                             % (workload, served, expected))
-        made_at = parse_time(items["ramp-soon"]["timestamp"])
+        made_at = grid(parse_time(items["ramp-soon"]["timestamp"]))
         now_value = rhythm(made_at, WORKLOADS["ramp-soon"])
         if true_max(WORKLOADS["ramp-soon"], made_at) > 1.5 * now_value:
             # Proactive: the ramp is inside the horizon, the demand now is still the night's.
@@ -175,10 +253,12 @@ class ServedForecastTest(unittest.TestCase):
     def test_one_day_of_history_serves_the_latest_value(self):
         item = forecast_items(ADAPTER)["new"]
         made_at = parse_time(item["timestamp"])
-        latest = rhythm(made_at, WORKLOADS["new"])
+        # The latest value read is the last step read: 15 s to a step and a refresh (5 s) before
+        # the answer. Within 5 % (the noise) of the demand somewhere in that span.
+        span = [rhythm(t, WORKLOADS["new"]) for t in range(made_at - 15 - STEP - 5, made_at + 1)]
         served = quantity(item["value"])
-        self.assertLess(abs(served - latest) / latest, 0.05,
-                        "served %.2f, latest actual %.2f" % (served, latest))
+        self.assertGreaterEqual(served, 0.95 * min(span), "served %.2f, %s" % (served, span))
+        self.assertLessEqual(served, 1.05 * max(span), "served %.2f, %s" % (served, span))
 
     def test_hpa_request_with_a_label_selector(self):
         items = forecast_items(ADAPTER, "workload=ramp-soon")
@@ -232,15 +312,20 @@ class TwoReplicasTest(unittest.TestCase):
         second = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url)
         answers = []
 
-        def same_grid_time():
+        # Reads within the same step are served the same window; the replicas agree once both
+        # have read the same steps (each refreshes every 5 s), and must then serve the same
+        # values: waiting for that times out if they never do.
+        def same_window_same_values():
             first_items, second_items = forecast_items(ADAPTER), forecast_items(second)
             answers[:] = [first_items, second_items]
-            times = {i["timestamp"] for i in list(first_items.values()) +
+            steps = {grid(parse_time(i["timestamp"])) for i in list(first_items.values()) +
                      list(second_items.values())}
-            return len(times) == 1
+            return len(steps) == 1 and (
+                {w: i["value"] for w, i in first_items.items()} ==
+                {w: i["value"] for w, i in second_items.items()})
 
-        harness.wait_until(same_grid_time, timeout=180, interval=2,
-                           what="both replicas to forecast at the same grid time")
+        harness.wait_until(same_window_same_values, timeout=180, interval=2,
+                           what="both replicas to serve the same window the same values")
         first_items, second_items = answers
         self.assertEqual({w: i["value"] for w, i in first_items.items()},
                          {w: i["value"] for w, i in second_items.items()})

@@ -24,6 +24,9 @@ struct BacktestOptions {
   std::size_t history_steps =
       std::size_t{7} * 24 * 60;     // at most this much history before each step
   std::optional<double> threshold;  // for lead times of upward crossings
+  // How many steps old the history is when the served value is read (servingLagSteps): the
+  // forecast served at t is made at t - lag_steps and serves its maximum over [t, t + horizon].
+  std::size_t lag_steps = 0;
 };
 
 // One replayed step t.
@@ -57,11 +60,12 @@ struct BacktestResult {
   std::vector<BacktestPoint> points;
 };
 
-// Replays `series` from index `first` to the last index that still has a whole horizon after
-// it: at each t, `forecaster` sees only series[max(0, t+1-history_steps) .. t] and is compared
-// with the actual maximum over [t, t + horizon] (NaN values ignored). Steps whose actual value
-// is NaN, or whose served forecast (max of the forecaster's values, NaN ignored) is NaN, are
-// skipped.
+// Replays `series` from index `first` (at least lag_steps) to the last index that still has a
+// whole horizon after it: at each t, `forecaster` sees only the history up to o = t - lag_steps
+// (series[max(0, o+1-history_steps) .. o]), is asked for horizon_steps + lag_steps steps, and the
+// maximum of its values from index lag_steps on (over [t, t + horizon]; NaN ignored) is compared
+// with the actual maximum over [t, t + horizon]. Steps whose actual value is NaN, or whose served
+// forecast is NaN, are skipped.
 BacktestResult backtest(std::span<const float> series, std::size_t first,
                         const BacktestOptions& options, const Forecaster& forecaster);
 

@@ -18,6 +18,20 @@
 
 namespace metrics_adapter::forecast {
 
+// A step is read this long after its grid time: a scrape that started before that time commits
+// its samples up to a scrape timeout later, and replicas must read the same value.
+inline constexpr std::chrono::seconds kReadDelay{15};
+
+// Refreshes may fail this many refresh intervals in a row before the forecast stops being served
+// (503): a forecast made minutes ago still describes the next minutes, one made long ago does
+// not. The forecasts made at a refresh cover the windows of every read until then.
+inline constexpr int kStaleAfterIntervals = 3;
+
+// How many steps old the last read step is when an HPA reads a served value, at most: the read
+// delay plus the refresh interval (a value is served until the next refresh), rounded up to
+// whole steps. The backtest and the observer page replay with this lag.
+std::size_t servingLagSteps(const config::ForecastRule& rule);
+
 // The forecast of one series of a rule's query.
 struct SeriesForecast {
   std::map<std::string, std::string> labels;
@@ -28,11 +42,25 @@ struct SeriesForecast {
 // What one rule serves now.
 struct RuleForecasts {
   config::ForecastRule rule;
-  // The step-grid time the forecasts are made at: the last step with data, the same on every
-  // replica that reads the same Prometheus (the served timestamp).
+  // The step-grid time the forecasts are made at: the last step read, the same on every replica
+  // that reads the same Prometheus. Each forecast's windows start here.
   Clock::time_point computed_at;
   std::vector<SeriesForecast> series;  // sorted by labels
 };
+
+// The window a read at `now` is served: its forecast maximum over [start, end], the grid step at
+// or before now and a horizon after it (so end >= now + horizon - step). `index` is the window's
+// start in steps after computed_at, clamped to the windows computed (a read before computed_at,
+// or later than the forecast reaches after failed refreshes, gets the nearest one).
+struct ServedWindow {
+  std::size_t index = 0;
+  Clock::time_point start;
+  Clock::time_point end;
+};
+ServedWindow servedWindow(const RuleForecasts& forecasts, Clock::time_point now);
+
+// What `series` serves for a read at `now`: Forecast::windows at servedWindow(now).index.
+double servedValue(const SeriesForecast& series, const ServedWindow& window);
 
 // A copy of a rule's history, for the observer page and explain.
 struct RuleHistory {
@@ -54,6 +82,11 @@ struct ForecastServiceOptions {
   // The first fetch is chunked to at most a day of steps (and Prometheus's 11,000 points) so
   // that one answer stays well under --prometheus-max-response-bytes.
   std::chrono::hours max_chunk_span{24};
+  // A series' first method selection costs tens of milliseconds (docs/forecasting.md, "Cost"):
+  // a start with 1,000 series would pay them all at once. At most this many run per refresh()
+  // ahead of their series' own minute; the others serve the latest value ("selection pending")
+  // until their minute comes, within kSelectionPeriod.
+  std::size_t first_selections_per_refresh = 10;
 };
 
 // Keeps each forecastRule's history on its step grid (fetched once with query_range, then only
@@ -83,7 +116,8 @@ class ForecastService {
 
  private:
   struct RuleState;
-  void refreshRule(RuleState& state, Clock::time_point now) const;
+  // `first_selections`: how many first selections may still run early in this refresh().
+  void refreshRule(RuleState& state, Clock::time_point now, std::size_t& first_selections) const;
   std::shared_ptr<RuleState> find(const std::string& name) const;
 
   BackendSource backends_;

@@ -53,9 +53,14 @@ struct Forecast {
   std::string why;
   std::chrono::seconds period{0};  // the rhythm used; 0 when none
   // The forecast at the time of the last history value t and at t + step, ..., t + horizon:
-  // horizon_steps + 1 values.
+  // horizon_steps + 1 values (lead_steps more when forecastWith was asked for a lead).
   std::vector<double> values;
-  double maximum = 0;  // max of values: the served value
+  double maximum = 0;  // max of values: the served value (windows[0] when there are windows)
+  // windows[k]: the served value for the window that starts k steps after t, the maximum of the
+  // forecast over [t + k step, t + (k + horizon) step], never below the latest value. Filled by
+  // forecastWith, k = 0 .. lead_steps: a value computed at one refresh is read until the next,
+  // and the window must start at the time of each read, not at t.
+  std::vector<double> windows;
   // The methods scored by the selection that chose `method`, best first; empty when the
   // forecast came from one method without a selection.
   std::vector<MethodScore> scores;

@@ -56,27 +56,45 @@ struct Selection {
 };
 
 // Chooses the method for a series whose history ends at its last index. Pure: the same history
-// gives the same selection on every replica.
+// gives the same selection on every replica. `lag_steps`: each method is scored as it would be
+// served, made that many steps before the window it serves (servingLagSteps).
 Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
-                       const ModelOptions& options);
+                       const ModelOptions& options, int lag_steps = 0);
 
 // The forecast of `method` as `selection` chose it, at the history's end, raised to at least
-// the latest actual value; why and scores from the selection.
+// the latest actual value; why and scores from the selection. `lead_steps`: how many steps past
+// the history's end the served window may start (Forecast::windows has lead_steps + 1 values).
 Forecast forecastWith(const Selection& selection, std::span<const float> history,
-                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options);
+                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
+                      int lead_steps = 0);
+
+// The latest value, for a series whose first selection has not run yet (the service spreads the
+// first selections over refreshes so that a start does not pay them all at once).
+Forecast pendingForecast(std::span<const float> history, int horizon_steps, int lead_steps);
 
 // One series' forecasts over time: the selection is made every kSelectionPeriod (at the series'
 // own minute, from the history up to that time) and reused until the next. Deterministic for a
 // given history and grid, whenever the forecaster was created.
 class SelectingForecaster {
  public:
-  // `labels`: the series' labels, which set its minute within the period.
+  // `labels`: the series' labels, which set its minute within the period; `lag_steps` as for
+  // selectMethod.
   SelectingForecaster(std::chrono::seconds step, int horizon_steps, ModelOptions options,
-                      const std::map<std::string, std::string>& labels);
+                      const std::map<std::string, std::string>& labels, int lag_steps = 0);
+
+  // Whether a series that has never been selected must be selected at this forecast.
+  enum class FirstSelection {
+    kNow,
+    // Not before the series' own minute within the period: until then (or until a later call
+    // says kNow) it serves pendingForecast. What the selection chooses does not depend on when it
+    // runs, only on the history up to its hour.
+    kAtItsMinute,
+  };
 
   // `history` ends at grid step `last_step` (steps of `step` since the epoch) and holds at most
-  // the rule's history.
-  Forecast forecast(std::span<const float> history, std::int64_t last_step);
+  // the rule's history; `lead_steps` as for forecastWith.
+  Forecast forecast(std::span<const float> history, std::int64_t last_step, int lead_steps = 0,
+                    FirstSelection first = FirstSelection::kNow);
 
   // The selection in force after the last forecast(); nullopt before the first.
   const std::optional<Selection>& selection() const { return selection_; }
@@ -84,10 +102,12 @@ class SelectingForecaster {
  private:
   std::chrono::seconds step_;
   int horizon_steps_;
+  int lag_steps_;
   ModelOptions options_;
   std::int64_t period_steps_;
   std::int64_t offset_steps_;
   std::int64_t selected_at_ = 0;
+  std::optional<std::int64_t> pending_at_;  // the selection time a deferred first one waited at
   std::optional<Selection> selection_;
 };
 

@@ -97,6 +97,35 @@ TEST(BacktestTest, FlappingAroundTheThresholdIsOneCrossing) {
   EXPECT_EQ(result.lead_times_seconds.size(), 1u);
 }
 
+// With the serving lag the forecast served at t is made at t - lag, and covers [t, t + horizon]:
+// the latest value then is the value lag steps back, and a forecaster that knows the future
+// serves what it served without a lag.
+TEST(BacktestTest, TheLagMovesTheOriginNotTheWindow) {
+  const std::vector<float> series = rampSeries();
+  BacktestOptions lagged = rampOptions();
+  lagged.lag_steps = 3;
+  const BacktestResult latest =
+      backtest(series, 0, lagged, [](std::span<const float> history, int horizon_steps) {
+        return std::vector<double>(static_cast<std::size_t>(horizon_steps) + 1, history.back());
+      });
+  ASSERT_FALSE(latest.points.empty());
+  EXPECT_EQ(latest.points.front().index, lagged.lag_steps);
+  for (const BacktestPoint& p : latest.points) {
+    EXPECT_EQ(p.forecast, series[p.index - lagged.lag_steps]) << "at " << p.index;
+  }
+  // The crossing of 50 at index 39 is seen lag steps late: 39 - 3 = 36 still reads 35.
+  ASSERT_TRUE(latest.lead_time_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*latest.lead_time_seconds, -static_cast<double>(lagged.lag_steps) * kMinute);
+
+  const BacktestResult perfect = backtest(series, 5, lagged, shiftedForecaster(series, 0));
+  const BacktestResult unlagged = backtest(series, 5, rampOptions(), shiftedForecaster(series, 0));
+  ASSERT_EQ(perfect.points.size(), unlagged.points.size());
+  for (std::size_t i = 0; i < perfect.points.size(); ++i) {
+    EXPECT_EQ(perfect.points[i].forecast, unlagged.points[i].forecast);
+  }
+  EXPECT_EQ(perfect.lead_time_seconds, unlagged.lead_time_seconds);
+}
+
 TEST(BacktestTest, MapeAndUnderForecastRatio) {
   const std::vector<float> flat(50, 100);
   BacktestOptions options;

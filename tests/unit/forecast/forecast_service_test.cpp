@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -130,6 +131,89 @@ TEST_F(ForecastServiceTest, IncrementalRefreshesEqualOneFullFetch) {
   EXPECT_EQ(history->history.length, 7u * 24 * 60);
   for (const GridSeries& series : history->history.series) {
     EXPECT_EQ(series.values.size(), history->history.length);
+  }
+}
+
+// The noise-free maximum of a workload's demand over [from, to], on the minute grid.
+double waveMaxOver(Clock::time_point from, Clock::time_point to, double phase) {
+  double result = -1e300;
+  for (auto t = from; t <= to; t += minutes(1)) {
+    result = std::max(result, demandAt(epochSeconds(t), phase));
+  }
+  return result;
+}
+
+// Whatever the phase of a read within the refresh interval, the served window is [now, now +
+// horizon] on the step grid (not [last step read, + horizon], which is 15 s to 2 minutes old),
+// and the value is the demand's maximum over it. At kNow workload b is rising (a window anchored
+// at the last step read would serve too little) and a falling (too much).
+TEST_F(ForecastServiceTest, TheServedWindowStartsAtTheRead) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  const config::ForecastRule rule = waveRule();
+  std::size_t reads_after_the_last_step = 0;
+  for (int refresh = 0; refresh < 3; ++refresh) {
+    const Clock::time_point refreshed_at = kNow + minutes(refresh);
+    service_.refresh({rule}, refreshed_at);
+    const auto forecasts = service_.forecasts(rule.name);
+    ASSERT_NE(forecasts, nullptr);
+    for (const seconds after : {seconds(0), seconds(20), seconds(45), seconds(59)}) {
+      const Clock::time_point now = refreshed_at + after;
+      const ServedWindow window = servedWindow(*forecasts, now);
+      EXPECT_EQ(window.start, gridTimeAtOrBefore(now, rule.step));
+      EXPECT_EQ(window.end, window.start + rule.horizon);
+      EXPECT_GE(window.end, now + rule.horizon - rule.step);
+      reads_after_the_last_step += window.start > forecasts->computed_at ? 1 : 0;
+      for (const SeriesForecast& series : forecasts->series) {
+        const double phase = series.labels.at("workload") == "a" ? 0 : 0.25;
+        // Raised to the latest value read only when the window starts at its step.
+        const double wave = waveMaxOver(window.start, window.end, phase);
+        EXPECT_NEAR(servedValue(series, window),
+                    window.start == forecasts->computed_at ? std::max(series.latest, wave) : wave,
+                    0.02)
+            << "read " << after.count() << " s after refresh " << refresh << ", "
+            << series.labels.at("workload") << " by " << methodTitle(series.forecast.method);
+      }
+    }
+  }
+  // Most reads come after the last step read: those are the ones the old window got wrong.
+  EXPECT_GE(reads_after_the_last_step, 6u);
+}
+
+// A start pays at most first_selections_per_refresh selections; the other series serve the
+// latest value at once (no 503 once the history is read) and are selected at their own minute,
+// where they choose what a replica that selected them at once chose.
+TEST_F(ForecastServiceTest, FirstSelectionsBeyondTheBudgetWaitForTheirMinute) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  ForecastService budgeted(testing::onlyBackend(prometheus_),
+                           ForecastServiceOptions{.first_selections_per_refresh = 1});
+  const config::ForecastRule rule = waveRule();
+  budgeted.refresh({rule}, kNow);
+  auto forecasts = budgeted.forecasts(rule.name);
+  ASSERT_NE(forecasts, nullptr);
+  ASSERT_EQ(forecasts->series.size(), 2u);
+  const auto pending = [](const SeriesForecast& series) {
+    return series.forecast.why.starts_with("selection pending");
+  };
+  ASSERT_EQ(std::count_if(forecasts->series.begin(), forecasts->series.end(), pending), 1);
+  for (const SeriesForecast& series : forecasts->series) {
+    if (!pending(series)) continue;
+    EXPECT_EQ(series.forecast.method, Method::kLatestValue);
+    EXPECT_EQ(servedValue(series, servedWindow(*forecasts, kNow + seconds(30))), series.latest);
+  }
+
+  Clock::time_point now = kNow;
+  for (int minute = 1; minute <= 60; ++minute) {
+    now = kNow + minutes(minute);
+    budgeted.refresh({rule}, now);
+  }
+  forecasts = budgeted.forecasts(rule.name);
+  EXPECT_EQ(std::count_if(forecasts->series.begin(), forecasts->series.end(), pending), 0);
+  service_.refresh({rule}, now);
+  const auto at_once = service_.forecasts(rule.name);
+  ASSERT_EQ(at_once->series.size(), forecasts->series.size());
+  for (std::size_t i = 0; i < at_once->series.size(); ++i) {
+    EXPECT_EQ(forecasts->series[i].forecast.method, at_once->series[i].forecast.method);
+    EXPECT_EQ(forecasts->series[i].forecast.windows, at_once->series[i].forecast.windows);
   }
 }
 
