@@ -73,7 +73,7 @@ std::optional<DiscoveryFormat> formatOf(const MediaRange& range) {
 }
 
 void appendVerbs(std::string& out, const std::vector<std::string_view>& verbs) {
-  out += "\"verbs\":[";
+  out += R"("verbs":[)";
   for (std::size_t i = 0; i < verbs.size(); ++i) {
     if (i > 0) out += ',';
     server::appendJsonQuoted(out, verbs[i]);
@@ -124,20 +124,20 @@ std::vector<Converted> convert(const std::vector<ApiResource>& resources) {
 }
 
 void appendResource(std::string& out, const Converted& resource) {
-  out += "{\"resource\":";
+  out += R"({"resource":)";
   server::appendJsonQuoted(out, resource.name);
   out += ',';
   appendResponseKind(out, resource.self ? resource.self->kind : std::string_view());
-  out += ",\"scope\":\"";
+  out += R"(,"scope":")";
   out += scopeOf(resource.namespaced);
   out += R"(","singularResource":"",)";
   appendVerbs(out, resource.self ? resource.self->verbs : std::vector<std::string_view>{});
   if (!resource.subresources.empty()) {
-    out += ",\"subresources\":[";
+    out += R"(,"subresources":[)";
     for (std::size_t i = 0; i < resource.subresources.size(); ++i) {
       if (i > 0) out += ',';
       const auto& [subresource, entry] = resource.subresources[i];
-      out += "{\"subresource\":";
+      out += R"({"subresource":)";
       server::appendJsonQuoted(out, subresource);
       out += ',';
       appendResponseKind(out, entry->kind);
