@@ -81,8 +81,9 @@ TEST_F(ForecastRoutesTest, ServesOneItemPerSeriesWithItsLabels) {
   EXPECT_EQ(answer["items"][0]["metricLabels"], Json({{"workload", "a"}}));
   EXPECT_EQ(answer["items"][0]["value"], "40");
   EXPECT_EQ(answer["items"][1]["value"], "7500m");
-  // The grid time 15 s or more before now: 1790000002 rounded down to the minute.
-  EXPECT_EQ(answer["items"][0]["timestamp"], "2026-09-21T14:13:00Z");
+  // The answer's time (kForecastNow, 1790000017), not the step the window starts at: the window
+  // served is [now, now + horizon] (issue 35).
+  EXPECT_EQ(answer["items"][0]["timestamp"], "2026-09-21T14:13:37Z");
 }
 
 TEST_F(ForecastRoutesTest, LabelSelectorPicksSeries) {
