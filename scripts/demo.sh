@@ -79,7 +79,11 @@ wait_for "discovery" bash -c "kubectl --kubeconfig '$run/kubeconfig' get --raw /
 show() {
   echo
   echo "\$ kubectl get --raw \"$1\""
-  kube get --raw "$1" | python3 -m json.tool
+  # The answer is read whole before it is printed: a Ctrl-C while kubectl waits ends the script
+  # (trap above) instead of handing the JSON printer an empty input to complain about.
+  local answer
+  answer=$(kube get --raw "$1")
+  python3 -m json.tool <<<"$answer"
 }
 echo "metrics-adapter is serving on https://127.0.0.1:$adapter_port (kubeconfig: $run/kubeconfig)"
 # Shortened on screen (the whole document is in $run/discovery.txt); no pipe into head, which

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

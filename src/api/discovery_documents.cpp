@@ -1,5 +1,7 @@
 #include "metrics_adapter/api/discovery_documents.h"
 
+#include <nlohmann/json.hpp>
+
 namespace metrics_adapter::api {
 namespace {
 

@@ -1,5 +1,6 @@
 #include "metrics_adapter/api/openapi_documents.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 #include <utility>

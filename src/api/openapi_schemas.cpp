@@ -1,5 +1,7 @@
 #include "api/openapi_schemas.h"
 
+#include <nlohmann/json.hpp>
+
 namespace metrics_adapter::api::openapi {
 namespace {
 

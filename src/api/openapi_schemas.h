@@ -1,5 +1,7 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include "metrics_adapter/api/api_error.h"
 
 namespace metrics_adapter::api::openapi {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string_view>

@@ -1,6 +1,7 @@
 #include "app/doctor_report.h"
 
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 #include <string>

@@ -651,11 +651,33 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
   return applied;
 }
 
-void appendUsage(std::string& text, const std::string& name, bool boolean,
-                 const std::string& help) {
-  text += "  --" + name + (boolean ? "" : "=VALUE");
-  text += std::string(std::max<int>(2, 40 - static_cast<int>(name.size())), ' ');
-  text += help + "\n";
+// One line of --help: the flag as typed, then its description.
+struct UsageLine {
+  std::string flag;
+  const std::string* help;
+};
+
+void addUsageLine(std::vector<UsageLine>& lines, const std::string& name, bool boolean,
+                  const std::string& help) {
+  lines.push_back({.flag = "--" + name + (boolean ? "" : "=VALUE"), .help = &help});
+}
+
+// Every description starts in one column, as pflag prints them: two spaces after the widest
+// flag, except that a flag wider than kUsageColumn (a handful) is not allowed to push every
+// description off the screen; its own description then follows two spaces after it.
+std::string formatUsage(const std::vector<UsageLine>& lines) {
+  constexpr std::size_t kUsageColumn = 44;
+  std::size_t column = 0;
+  for (const UsageLine& line : lines) {
+    if (line.flag.size() <= kUsageColumn) column = std::max(column, line.flag.size());
+  }
+  std::string text;
+  for (const UsageLine& line : lines) {
+    text += "  " + line.flag;
+    text += std::string(line.flag.size() < column ? column - line.flag.size() + 2 : 2, ' ');
+    text += *line.help + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -682,12 +704,12 @@ std::vector<std::string> parseToolFlags(std::span<const std::string> args,
 }
 
 std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own) {
-  std::string text;
-  for (const auto& [name, flag] : own) appendUsage(text, name, flag.boolean, flag.help);
+  std::vector<UsageLine> lines;
+  for (const auto& [name, flag] : own) addUsageLine(lines, name, flag.boolean, flag.help);
   for (const auto& [name, flag] : flagTable()) {
-    if (sharedWithTools(name)) appendUsage(text, name, flag.boolean, flag.help);
+    if (sharedWithTools(name)) addUsageLine(lines, name, flag.boolean, flag.help);
   }
-  return text;
+  return formatUsage(lines);
 }
 
 AdapterOptions parseFlags(std::span<const std::string> args) {
@@ -714,9 +736,9 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
 }
 
 std::string usage() {
-  std::string text = "Usage: metrics-adapter --config=FILE [flags]\n\nFlags:\n";
-  for (const auto& [name, flag] : flagTable()) appendUsage(text, name, flag.boolean, flag.help);
-  return text;
+  std::vector<UsageLine> lines;
+  for (const auto& [name, flag] : flagTable()) addUsageLine(lines, name, flag.boolean, flag.help);
+  return "Usage: metrics-adapter --config=FILE [flags]\n\nFlags:\n" + formatUsage(lines);
 }
 
 }  // namespace metrics_adapter::app

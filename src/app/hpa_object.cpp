@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "metrics_adapter/promql/quantity.h"

@@ -10,9 +10,8 @@
 
 #include "metrics_adapter/net/bearer_token_file.h"
 #include "metrics_adapter/net/call_canceller.h"
-#include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
-#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/http_client.h"
 
 namespace metrics_adapter::audit {
 namespace {
@@ -137,15 +136,16 @@ void WebhookSink::cancel() {
 }
 
 int WebhookSink::post(const std::string& body, std::string& failure) {
-  web::http::http_request request(web::http::methods::POST);
-  request.set_request_uri(web::uri(path_));
-  auto& headers = request.headers();
-  headers.add(web::http::header_names::user_agent, "metrics-adapter");
-  headers.add(web::http::header_names::accept, "application/json");
+  net::HttpRequest request;
+  request.method = "POST";
+  request.target = path_;
+  auto& headers = request.headers;
+  headers.emplace_back("User-Agent", "metrics-adapter");
+  headers.emplace_back("Accept", "application/json");
   const std::string token = token_file_ ? token_file_->current() : options_.kubeconfig.token;
-  if (!token.empty()) headers.add(web::http::header_names::authorization, "Bearer " + token);
-  request.set_body(std::vector<unsigned char>(body.begin(), body.end()));
-  headers.set_content_type("application/json");
+  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+  request.body = body;
+  headers.emplace_back("Content-Type", "application/json");
   net::CallContext context{
       host_,
       port_,

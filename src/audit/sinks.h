@@ -15,11 +15,8 @@
 namespace metrics_adapter::net {
 class BearerTokenFile;
 class CallCanceller;
+class HttpClient;
 }  // namespace metrics_adapter::net
-
-namespace web::http::client {
-class http_client;
-}  // namespace web::http::client
 
 namespace metrics_adapter::audit {
 
@@ -66,7 +63,7 @@ class WebhookSink : public EventSink {
   std::string host_;
   std::string port_;
   std::string path_;
-  std::unique_ptr<web::http::client::http_client> client_;
+  std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<net::BearerTokenFile> token_file_;
   std::shared_ptr<net::CallCanceller> canceller_;
   std::mutex mutex_;

@@ -1,5 +1,6 @@
 #include "auth/subject_access_review.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "metrics_adapter/net/text.h"

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics_adapter/text/ascii.h"
 
 namespace metrics_adapter::kube {

@@ -8,12 +8,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kube/watch_event.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/kube/object_lister.h"
 #include "metrics_adapter/kube/rest_mapper.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -13,9 +14,8 @@
 #include "kube/server_url.h"
 #include "kube/watch_stream.h"
 #include "metrics_adapter/net/bearer_token_file.h"
-#include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
-#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/http_client.h"
 #include "metrics_adapter/net/text.h"
 
 namespace metrics_adapter::kube {
@@ -83,8 +83,9 @@ net::TlsClientSettings tlsSettings(const KubeClientOptions& options) {
 }
 
 // "GET /api/v1/pods": how messages name a call (never the query, which can be long).
-std::string requestLine(const web::http::method& method, const std::string& path) {
-  return method + " " + net::sanitizeLine(path.substr(0, path.find('?')), kMaxPathInMessages);
+std::string requestLine(std::string_view method, const std::string& path) {
+  return std::string(method) + " " +
+         net::sanitizeLine(path.substr(0, path.find('?')), kMaxPathInMessages);
 }
 
 KubeError invalidPath(const std::string& path) {
@@ -168,29 +169,24 @@ struct KubeClient::Impl {
     return "(no CA is configured, so only the system's roots are trusted)";
   }
 
-  web::http::http_request makeRequest(const web::http::method& method, const std::string& path,
-                                      std::string_view accept, const nlohmann::json* body) const {
+  net::HttpRequest makeRequest(std::string_view method, const std::string& path,
+                               std::string_view accept, const nlohmann::json* body) const {
     if (path.empty() || path.front() != '/') {
       throw invalidPath(path);
     }
     if (hasControlCharacters(accept)) throw std::invalid_argument("invalid Accept header");
-    web::http::http_request request(method);
-    try {
-      request.set_request_uri(web::uri(server.path_prefix + path));
-    } catch (const std::exception&) {
-      throw invalidPath(path);
-    }
-    auto& headers = request.headers();
-    headers.add(web::http::header_names::accept, std::string(accept.empty() ? kJson : accept));
-    headers.add(web::http::header_names::user_agent, "metrics-adapter");
+    net::HttpRequest request;
+    request.method = method;
+    request.target = server.path_prefix + path;
+    if (!net::isValidRequestTarget(request.target)) throw invalidPath(path);
+    auto& headers = request.headers;
+    headers.emplace_back("Accept", accept.empty() ? kJson : accept);
+    headers.emplace_back("User-Agent", "metrics-adapter");
     const std::string token = token_file ? token_file->current() : options.token;
-    if (!token.empty()) headers.add(web::http::header_names::authorization, "Bearer " + token);
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
     if (body != nullptr) {
-      const std::string text = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
-      // uint8_t one, which UBSan rightly reports.
-      request.set_body(std::vector<unsigned char>(text.begin(), text.end()));
-      headers.set_content_type(kJson);
+      request.body = body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      headers.emplace_back("Content-Type", kJson);
     }
     return request;
   }
@@ -223,9 +219,8 @@ struct KubeClient::Impl {
     return parseAnswer(status, body.bytes, request);
   }
 
-  nlohmann::json call(const web::http::method& method, const std::string& path,
-                      std::string_view accept, const nlohmann::json* body,
-                      std::chrono::milliseconds timeout) {
+  nlohmann::json call(std::string_view method, const std::string& path, std::string_view accept,
+                      const nlohmann::json* body, std::chrono::milliseconds timeout) {
     const auto started = Clock::now();
     const auto effective =
         timeout.count() <= 0 ? options.timeout : std::min(timeout, options.timeout);
@@ -255,7 +250,7 @@ struct KubeClient::Impl {
 
   void watch(const WatchRequest& watch_request, const WatchHandler& on_event) {
     const auto started = Clock::now();
-    const std::string request = requestLine(web::http::methods::GET, watch_request.path);
+    const std::string request = requestLine("GET", watch_request.path);
     const auto timeout =
         watch_request.timeout.count() > 0 ? watch_request.timeout : options.timeout;
     net::CallContext context{server.host,
@@ -267,10 +262,9 @@ struct KubeClient::Impl {
                                return callError(failure, display, timeout, request);
                              },
                              watch_request.canceller};
-    net::HttpCall exchange(
-        *watch_http,
-        makeRequest(web::http::methods::GET, watch_request.path, watch_request.accept, nullptr),
-        std::move(context));
+    net::HttpCall exchange(*watch_http,
+                           makeRequest("GET", watch_request.path, watch_request.accept, nullptr),
+                           std::move(context));
     throwUnlessSuccess(exchange, request);
     WatchStream stream(options.max_response_bytes, request);
     std::string chunk(kWatchReadBytes, '\0');
@@ -290,8 +284,8 @@ struct KubeClient::Impl {
   KubeClientOptions options;
   ServerUrl server;
   std::unique_ptr<net::BearerTokenFile> token_file;
-  std::unique_ptr<web::http::client::http_client> http;
-  std::unique_ptr<web::http::client::http_client> watch_http;
+  std::unique_ptr<net::HttpClient> http;
+  std::unique_ptr<net::HttpClient> watch_http;
 };
 
 void KubeApi::watch(const WatchRequest& request, const WatchHandler&) {
@@ -306,12 +300,12 @@ KubeClient::~KubeClient() = default;
 
 nlohmann::json KubeClient::get(const std::string& path, std::string_view accept,
                                std::chrono::milliseconds timeout) {
-  return impl_->call(web::http::methods::GET, path, accept, nullptr, timeout);
+  return impl_->call("GET", path, accept, nullptr, timeout);
 }
 
 nlohmann::json KubeClient::post(const std::string& path, const nlohmann::json& body,
                                 std::chrono::milliseconds timeout) {
-  return impl_->call(web::http::methods::POST, path, kJson, &body, timeout);
+  return impl_->call("POST", path, kJson, &body, timeout);
 }
 
 void KubeClient::watch(const WatchRequest& request, const WatchHandler& on_event) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "metrics_adapter/kube/kube_client.h"
-#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/base64.h"
 
 namespace metrics_adapter::kube {
 namespace {
@@ -145,9 +145,8 @@ class KubeconfigReader {
                   encoded.end());
     if (encoded.empty()) return "";
     try {
-      const std::vector<unsigned char> bytes = utility::conversions::from_base64(encoded);
-      return std::string(bytes.begin(), bytes.end());
-    } catch (const std::exception&) {
+      return net::decodeBase64(encoded);
+    } catch (const std::invalid_argument&) {
       fail(where + key + " is not valid base64");
     }
   }

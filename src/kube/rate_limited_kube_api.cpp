@@ -1,6 +1,7 @@
 #include "metrics_adapter/kube/rate_limited_kube_api.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
 

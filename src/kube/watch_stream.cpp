@@ -1,5 +1,6 @@
 #include "kube/watch_stream.h"
 
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "metrics_adapter/net/text.h"

@@ -2,9 +2,11 @@
 
 #include <cstddef>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "kube/watch_event.h"
 #include "metrics_adapter/kube/kube_client.h"
 
 namespace metrics_adapter::kube {

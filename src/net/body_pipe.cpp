@@ -1,4 +1,4 @@
-#include "metrics_adapter/net/body_pipe.h"
+#include "net/body_pipe.h"
 
 #include <algorithm>
 #include <cstring>

@@ -4,8 +4,13 @@
 #include <string_view>
 #include <utility>
 
+#include "metrics_adapter/net/done_signal.h"
+#include "metrics_adapter/net/gzip_decoder.h"
 #include "metrics_adapter/text/ascii.h"
+#include "net/body_pipe.h"
 #include "net/connect_probe.h"
+#include "net/cpprest.h"
+#include "net/http_client_native.h"
 
 namespace metrics_adapter::net {
 namespace {
@@ -63,19 +68,54 @@ bool isTimeout(const std::exception_ptr& error) {
   }
 }
 
+web::http::http_request nativeRequest(const HttpRequest& request) {
+  web::http::http_request native{web::http::method(request.method)};
+  native.set_request_uri(web::uri(request.target));
+  if (!request.body.empty()) {
+    // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
+    // uint8_t one, which UBSan rightly reports. It sets a Content-Type the caller's replaces.
+    native.set_body(std::vector<unsigned char>(request.body.begin(), request.body.end()));
+    if (request.hasHeader("Content-Type")) {
+      native.headers().remove(web::http::header_names::content_type);
+    }
+  }
+  for (const auto& [name, value] : request.headers) native.headers().add(name, value);
+  return native;
+}
+
 }  // namespace
 
-HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_request request,
-                   CallContext context)
+struct HttpCall::Exchange {
+  std::shared_ptr<BodyPipe> pipe = std::make_shared<BodyPipe>();
+  std::shared_ptr<DoneSignal> settled = std::make_shared<DoneSignal>();
+  pplx::cancellation_token_source cancellation;
+  web::http::http_response response;
+  // For a gzipped answer: the decoder and the compressed bytes read but not yet inflated.
+  struct Inflation {
+    GzipDecoder decoder;
+    std::vector<char> wire;
+    std::size_t at = 0;       // the first byte of `wire` not yet inflated
+    std::size_t pending = 0;  // bytes of `wire` from `at` not yet inflated
+    std::size_t wire_total = 0;
+    bool wire_ended = false;
+  };
+  std::unique_ptr<Inflation> inflation;
+
+  // Finishes the body pipe when cpprestsdk completes the exchange, then sets `settled`.
+  void settleWhenDone(const pplx::task<web::http::http_response>& answer) const;
+};
+
+HttpCall::HttpCall(HttpClient& client, const HttpRequest& request, CallContext context)
     : context_(std::move(context)),
-      pipe_(std::make_shared<BodyPipe>()),
+      exchange_(std::make_unique<Exchange>()),
       registration_(this, context_.canceller) {
   if (registration_.refused()) fail(CallFailure::Kind::kUnreachable, kCancelledCause);
-  request.set_response_stream(
-      concurrency::streams::streambuf<std::uint8_t>(pipe_).create_ostream());
+  web::http::http_request native = nativeRequest(request);
+  native.set_response_stream(
+      concurrency::streams::streambuf<std::uint8_t>(exchange_->pipe).create_ostream());
   const pplx::task<web::http::http_response> answer =
-      client.request(request, cancellation_.get_token());
-  settleWhenDone(answer);
+      client.native().client.request(native, exchange_->cancellation.get_token());
+  exchange_->settleWhenDone(answer);
   const bool answered = waitUntil(answer, context_.deadline);
   failIfInterrupted();
   if (!answered) {
@@ -83,7 +123,7 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     fail(CallFailure::Kind::kTimeout, "");
   }
   try {
-    response_ = answer.get();
+    exchange_->response = answer.get();
   } catch (...) {
     abandon();
     failIfInterrupted();
@@ -103,11 +143,11 @@ HttpCall::HttpCall(web::http::client::http_client& client, web::http::http_reque
     }
     fail(CallFailure::Kind::kUnreachable, cause);
   }
-  status_ = response_.status_code();
+  status_ = exchange_->response.status_code();
   answered_ = true;
   if (isGzip(header(web::http::header_names::content_encoding))) {
-    inflation_ = std::make_unique<Inflation>();
-    inflation_->wire.resize(kReadChunkBytes);
+    exchange_->inflation = std::make_unique<Exchange::Inflation>();
+    exchange_->inflation->wire.resize(kReadChunkBytes);
   }
 }
 
@@ -118,21 +158,24 @@ HttpCall::~HttpCall() {
 
 std::optional<std::uint64_t> HttpCall::contentLength() const {
   std::uint64_t length = 0;
-  if (response_.headers().match(web::http::header_names::content_length, length)) return length;
+  const web::http::http_headers& headers = exchange_->response.headers();
+  if (headers.match(web::http::header_names::content_length, length)) return length;
   return std::nullopt;
 }
 
 std::string HttpCall::header(const std::string& name) const {
-  const auto found = response_.headers().find(name);
-  return found == response_.headers().end() ? std::string() : found->second;
+  const web::http::http_headers& headers = exchange_->response.headers();
+  const auto found = headers.find(name);
+  return found == headers.end() ? std::string() : found->second;
 }
 
 std::size_t HttpCall::read(char* destination, std::size_t capacity) {
-  return inflation_ ? readInflated(destination, capacity) : readWire(destination, capacity);
+  return exchange_->inflation ? readInflated(destination, capacity)
+                              : readWire(destination, capacity);
 }
 
 std::size_t HttpCall::readInflated(char* destination, std::size_t capacity) {
-  Inflation& in = *inflation_;
+  Exchange::Inflation& in = *exchange_->inflation;
   auto* out = reinterpret_cast<std::uint8_t*>(destination);
   while (capacity > 0) {
     if (in.pending == 0 && !in.wire_ended) {
@@ -165,7 +208,8 @@ std::size_t HttpCall::readInflated(char* destination, std::size_t capacity) {
 
 std::size_t HttpCall::readWire(char* destination, std::size_t capacity) {
   if (ended_) return 0;
-  const BodyPipe::ReadResult result = pipe_->read(destination, capacity, context_.deadline);
+  const BodyPipe::ReadResult result =
+      exchange_->pipe->read(destination, capacity, context_.deadline);
   failIfInterrupted();
   switch (result.status) {
     case BodyPipe::ReadStatus::kData:
@@ -207,11 +251,12 @@ HttpCall::Registration::~Registration() {
 
 void HttpCall::interrupt() {
   interrupted_ = true;
-  pipe_->abandon();  // wakes a reader; an answered exchange then ends as abandon() describes
+  exchange_->pipe
+      ->abandon();  // wakes a reader; an answered exchange then ends as abandon() describes
   // Only an exchange still waiting for its answer needs the cross-thread cancel. An answered one
   // (a watch stream idle between events, say) is cancelled, if at all, by its own thread in
   // abandon(), after cpprestsdk had time to finish a read it may be starting.
-  if (!answered_) cancellation_.cancel();
+  if (!answered_) exchange_->cancellation.cancel();
 }
 
 void HttpCall::failIfInterrupted() {
@@ -220,13 +265,13 @@ void HttpCall::failIfInterrupted() {
   fail(CallFailure::Kind::kUnreachable, kCancelledCause);
 }
 
-void HttpCall::settleWhenDone(const pplx::task<web::http::http_response>& answer) {
+void HttpCall::Exchange::settleWhenDone(const pplx::task<web::http::http_response>& answer) const {
   // The writer finishes the pipe: cleanly once the whole body went through it, or with the
   // transport's error. Either way the exception is observed here. The call is settled once
   // cpprestsdk has nothing left to run for it.
   // NOLINTBEGIN(performance-unnecessary-value-param): pplx tells a task-based continuation by
   // its by-value task parameter.
-  answer.then([pipe = pipe_, settled = settled_](pplx::task<web::http::http_response> answered) {
+  answer.then([pipe = pipe, settled = settled](pplx::task<web::http::http_response> answered) {
     try {
       answered.get().content_ready().then(
           [pipe, settled](pplx::task<web::http::http_response> ready) {
@@ -249,22 +294,23 @@ void HttpCall::abandon() {
   if (abandoned_) return;
   abandoned_ = true;
   ended_ = true;
-  pipe_->abandon();
+  exchange_->pipe->abandon();
   // Once the headers are in, failing the pipe's writes makes cpprestsdk end the exchange on its
   // own threads. Cancelling closes the socket from this thread instead, which races with a read
   // cpprestsdk may be starting on another (a rare null dereference inside Boost.Asio, seen under
   // UBSan). So cancelling is for what cannot end by itself: no answer yet, or a stalled body.
-  if (status_ != 0 && settled_->waitUntil(std::chrono::steady_clock::now() + kSettleLimit)) {
+  if (status_ != 0 &&
+      exchange_->settled->waitUntil(std::chrono::steady_clock::now() + kSettleLimit)) {
     return;
   }
-  cancellation_.cancel();
+  exchange_->cancellation.cancel();
   waitSettled();
 }
 
 void HttpCall::waitSettled() {
   // Not returning while cpprestsdk still runs work for the call keeps a process that exits
   // right after a failed call from dropping that work (and its memory) unrun.
-  settled_->waitUntil(std::chrono::steady_clock::now() + kSettleLimit);
+  exchange_->settled->waitUntil(std::chrono::steady_clock::now() + kSettleLimit);
 }
 
 BodyText readBody(HttpCall& call, std::size_t limit) {

@@ -1,5 +1,3 @@
-#include "metrics_adapter/net/tls_client.h"
-
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -7,6 +5,8 @@
 #include <boost/system/system_error.hpp>
 #include <new>
 #include <stdexcept>
+
+#include "net/tls_client_context.h"
 
 namespace metrics_adapter::net {
 namespace {

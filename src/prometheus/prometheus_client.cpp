@@ -12,9 +12,8 @@
 #include <vector>
 
 #include "metrics_adapter/net/bearer_token_file.h"
-#include "metrics_adapter/net/cpprest.h"
 #include "metrics_adapter/net/http_call.h"
-#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/http_client.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 #include "metrics_adapter/text/ascii.h"
 #include "prometheus/body_stream_buf.h"
@@ -306,30 +305,24 @@ struct PrometheusClient::Impl {
     return std::min(timeout, options.client_timeout);
   }
 
-  web::http::http_request makeRequest(const HttpRequestSpec& spec, bool gzipped) const {
-    web::http::http_request request(spec.verb == Verb::kPost ? web::http::methods::POST
-                                                             : web::http::methods::GET);
-    request.set_request_uri(web::uri(spec.target));
-    auto& headers = request.headers();
-    for (const auto& [name, value] : wire_headers) headers.add(name, value);
+  net::HttpRequest makeRequest(const HttpRequestSpec& spec, bool gzipped) const {
+    net::HttpRequest request;
+    request.method = spec.verb == Verb::kPost ? "POST" : "GET";
+    request.target = spec.target;
+    auto& headers = request.headers;
+    for (const auto& [name, value] : wire_headers) headers.emplace_back(name, value);
     // Defaults only: a user's own Accept or User-Agent replaces them rather than being merged.
-    if (!headers.has(web::http::header_names::accept)) {
-      headers.add(web::http::header_names::accept, "application/json");
-    }
-    if (!headers.has(web::http::header_names::user_agent)) {
-      headers.add(web::http::header_names::user_agent, "metrics-adapter");
-    }
-    if (gzipped && !headers.has(web::http::header_names::accept_encoding)) {
-      headers.add(web::http::header_names::accept_encoding, "gzip");  // the exact token: below
+    if (!request.hasHeader("Accept")) headers.emplace_back("Accept", "application/json");
+    if (!request.hasHeader("User-Agent")) headers.emplace_back("User-Agent", "metrics-adapter");
+    if (gzipped && !request.hasHeader("Accept-Encoding")) {
+      headers.emplace_back("Accept-Encoding", "gzip");  // the exact token: below
     }
     if (const std::string value = authorization(); !value.empty()) {
-      headers.add(web::http::header_names::authorization, value);
+      headers.emplace_back("Authorization", value);
     }
     if (spec.verb == Verb::kPost) {
-      // The byte-vector overload: the std::string one reinterprets a char stream buffer as a
-      // uint8_t one, which UBSan rightly reports.
-      request.set_body(std::vector<unsigned char>(spec.body.begin(), spec.body.end()));
-      headers.set_content_type("application/x-www-form-urlencoded");
+      request.body = spec.body;
+      headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
     }
     return request;
   }
@@ -387,7 +380,7 @@ struct PrometheusClient::Impl {
   HeaderList wire_headers;  // options.headers as wireHeaders() groups them
   std::unique_ptr<net::BearerTokenFile> token;
   std::unique_ptr<net::BearerTokenFile> basic_password;  // basic_auth_password_file
-  std::unique_ptr<web::http::client::http_client> http;
+  std::unique_ptr<net::HttpClient> http;
   const std::shared_ptr<net::CallCanceller> canceller = std::make_shared<net::CallCanceller>();
   std::shared_ptr<telemetry::SelfMetrics> self_metrics;
   std::vector<std::string> plain_secrets;  // redacted wherever they occur

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/url.h"
 #include "metrics_adapter/text/ascii.h"
 #include "metrics_adapter/text/percent_encoding.h"
 
@@ -17,31 +17,31 @@ std::invalid_argument badUrl(const std::string& url, const std::string& why) {
 }  // namespace
 
 BaseUrl parseBaseUrl(const std::string& url) {
-  web::uri parsed;
+  net::UrlParts parsed;
   try {
-    parsed = web::uri(url);
-  } catch (const std::exception&) {
+    parsed = net::splitUrl(url);
+  } catch (const std::invalid_argument&) {
     throw badUrl(url, "not a valid URL");
   }
   BaseUrl base;
-  base.scheme = text::lowerAscii(parsed.scheme());
+  base.scheme = text::lowerAscii(parsed.scheme);
   if (base.scheme != "http" && base.scheme != "https") {
     throw badUrl(url, "the scheme must be http or https");
   }
-  if (parsed.host().empty()) throw badUrl(url, "no host");
-  if (!parsed.user_info().empty()) {
+  if (parsed.host.empty()) throw badUrl(url, "no host");
+  if (!parsed.user_info.empty()) {
     throw badUrl(url,
                  "credentials in the URL are not supported; pass them with "
                  "--prometheus-header Authorization=...");
   }
-  if (parsed.port() < 0 || parsed.port() > 65535) throw badUrl(url, "port out of range");
-  base.host = parsed.host();
-  base.port = parsed.port();
+  if (parsed.port < 0 || parsed.port > 65535) throw badUrl(url, "port out of range");
+  base.host = parsed.host;
+  base.port = parsed.port;
   base.origin = base.scheme + "://" + base.host;
   if (base.port != 0) base.origin += ":" + std::to_string(base.port);
-  base.path_prefix = parsed.path();
+  base.path_prefix = parsed.path;
   while (!base.path_prefix.empty() && base.path_prefix.back() == '/') base.path_prefix.pop_back();
-  base.query = parsed.query();
+  base.query = parsed.query;
   return base;
 }
 

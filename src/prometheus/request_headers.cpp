@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/base64.h"
 
 namespace metrics_adapter::prometheus {
 
@@ -47,8 +47,7 @@ std::string basicAuthorization(std::string_view username, std::string_view passw
   std::string credentials(username);
   credentials.push_back(':');
   credentials.append(password);
-  const std::vector<unsigned char> bytes(credentials.begin(), credentials.end());
-  return "Basic " + utility::conversions::to_base64(bytes);
+  return "Basic " + net::encodeBase64(credentials);
 }
 
 }  // namespace metrics_adapter::prometheus

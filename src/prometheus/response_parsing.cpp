@@ -2,6 +2,7 @@
 
 #include <clocale>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace metrics_adapter::prometheus {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,11 +46,8 @@ class KubeError : public std::runtime_error {
 // malformed value and for the HTTP-date form, capped at `cap`.
 std::chrono::seconds parseRetryAfter(std::string_view value, std::chrono::seconds cap);
 
-// One line of a watch stream: {"type": "ADDED", "object": {...}}.
-struct WatchEvent {
-  std::string type;       // ADDED, MODIFIED, DELETED, BOOKMARK or ERROR
-  nlohmann::json object;  // the object; a Status for ERROR
-};
+// One line of a watch stream (kube/watch_event.h: only the watch's implementers read it).
+struct WatchEvent;
 
 // One watch call.
 struct WatchRequest {

@@ -11,11 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "metrics_adapter/net/body_pipe.h"
 #include "metrics_adapter/net/call_canceller.h"
-#include "metrics_adapter/net/cpprest.h"
-#include "metrics_adapter/net/done_signal.h"
-#include "metrics_adapter/net/gzip_decoder.h"
+#include "metrics_adapter/net/http_client.h"
 
 namespace metrics_adapter::net {
 
@@ -50,8 +47,7 @@ class HttpCall {
   // Sends `request` and waits for the status line and headers. Throws the context's error for
   // kTimeout past the deadline and kUnreachable when no answer could be had or the context's
   // canceller ended the call.
-  HttpCall(web::http::client::http_client& client, web::http::http_request request,
-           CallContext context);
+  HttpCall(HttpClient& client, const HttpRequest& request, CallContext context);
   // Abandons an unfinished exchange: the connection is closed rather than drained.
   ~HttpCall();
 
@@ -88,11 +84,12 @@ class HttpCall {
     bool refused_ = false;
   };
 
+  // The exchange in cpprestsdk's terms (its task, response, body pipe): http_call.cpp.
+  struct Exchange;
+
   // The body's bytes as they came over the wire.
   std::size_t readWire(char* destination, std::size_t capacity);
   std::size_t readInflated(char* destination, std::size_t capacity);
-  // Finishes the body pipe when cpprestsdk completes the exchange, then sets settled_.
-  void settleWhenDone(const pplx::task<web::http::http_response>& answer);
   // Cancels the exchange and waits (bounded) until it settled.
   void abandon();
   void waitSettled();
@@ -102,23 +99,10 @@ class HttpCall {
   [[noreturn]] void fail(CallFailure::Kind kind, std::string cause) const;
 
   CallContext context_;
-  std::shared_ptr<BodyPipe> pipe_;
-  std::shared_ptr<DoneSignal> settled_ = std::make_shared<DoneSignal>();
-  pplx::cancellation_token_source cancellation_;
-  web::http::http_response response_;
+  std::unique_ptr<Exchange> exchange_;
   int status_ = 0;
   bool ended_ = false;
   bool abandoned_ = false;
-  // For a gzipped answer: the decoder and the compressed bytes read but not yet inflated.
-  struct Inflation {
-    GzipDecoder decoder;
-    std::vector<char> wire;
-    std::size_t at = 0;       // the first byte of `wire` not yet inflated
-    std::size_t pending = 0;  // bytes of `wire` from `at` not yet inflated
-    std::size_t wire_total = 0;
-    bool wire_ended = false;
-  };
-  std::unique_ptr<Inflation> inflation_;
   std::atomic<bool> interrupted_{false};
   std::atomic<bool> answered_{false};  // the status line and headers are in
   // Last: it is removed from the canceller before the members interrupt() uses are destroyed.

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <boost/asio/ssl/context.hpp>
 #include <string>
 
 namespace metrics_adapter::net {
@@ -29,9 +28,5 @@ struct TlsClientSettings {
 // std::invalid_argument naming the input that is missing or unusable, or both client inputs when
 // only one of them is set.
 void validateTlsSettings(const TlsClientSettings& settings);
-
-// Prepares a client context: TLS 1.2 or later, the trust above, and the client certificate and
-// key when set. Throws boost::system::system_error or std::invalid_argument.
-void configureTlsContext(boost::asio::ssl::context& context, const TlsClientSettings& settings);
 
 }  // namespace metrics_adapter::net

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics_adapter/api/api_error.h"
 
 namespace metrics_adapter::api {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "metrics_adapter/api/discovery_documents.h"

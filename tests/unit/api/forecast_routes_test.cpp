@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "unit/fake_prometheus.h"
 

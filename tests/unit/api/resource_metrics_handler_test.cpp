@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "metrics_adapter/server/request_info.h"

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics_adapter/api/aggregated_discovery.h"
 #include "metrics_adapter/api/discovery_documents.h"
 #include "metrics_adapter/api/router.h"

@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "metrics_adapter/api/router.h"

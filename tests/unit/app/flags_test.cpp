@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "app/check_config.h"
 #include "app/explain.h"
@@ -340,6 +341,28 @@ TEST(ToolFlagsTest, ToolUsageListsTheSharedFlags) {
         << flag;
   }
   EXPECT_EQ(text.find("--secure-port"), std::string::npos);
+}
+
+// --help's descriptions start in one column whether the flag takes a value (--name=VALUE) or
+// not; only a flag too wide for that column pushes its own description further.
+TEST(FlagsTest, UsageDescriptionsStartInOneColumn) {
+  for (const std::string& text : {usage(), toolFlagsUsage({})}) {
+    std::set<std::size_t> columns;
+    std::size_t lines = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.starts_with("  --")) continue;
+      ++lines;
+      const std::size_t flag_end = line.find(' ', 2);
+      ASSERT_NE(flag_end, std::string::npos) << line;
+      const std::size_t description = line.find_first_not_of(' ', flag_end);
+      ASSERT_NE(description, std::string::npos) << line;
+      EXPECT_GE(description - flag_end, 2U) << line;
+      if (flag_end <= 2 + 44) columns.insert(description);
+    }
+    EXPECT_GT(lines, 10U);
+    EXPECT_EQ(columns.size(), 1U) << text;
+  }
 }
 
 TEST(FlagsTest, ListerKubeconfigIsListerThenKubeconfigThenNone) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/base64.h"
 #include "unit/net/test_certificates.h"
 #include "unit/net/test_support.h"
 
@@ -16,9 +16,7 @@ namespace {
 using net::testing::TempDir;
 using prometheus::PrometheusClientOptions;
 
-std::string base64(const std::string& text) {
-  return utility::conversions::to_base64(std::vector<unsigned char>(text.begin(), text.end()));
-}
+std::string base64(const std::string& text) { return net::encodeBase64(text); }
 
 class PrometheusAuthTest : public ::testing::Test {
  protected:

@@ -5,12 +5,14 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#include "kube/watch_event.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/net/call_canceller.h"
 

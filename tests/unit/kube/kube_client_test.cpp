@@ -2,13 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kube/api_answer.h"
-#include "metrics_adapter/net/cpprest.h"
+#include "metrics_adapter/net/base64.h"
 #include "unit/net/fake_http_server.h"
 #include "unit/net/scoped_env.h"
 #include "unit/net/test_certificates.h"
@@ -390,9 +391,7 @@ TEST_F(KubeClientTest, InClusterOptionsReachTheApiWithTheServiceAccount) {
 
 TEST_F(KubeClientTest, KubeconfigWithEmbeddedCredentialsWorksEndToEnd) {
   FakeHttpServer server(answering(jsonReply("{}")), serverTls(pki_->ca_cert));
-  const auto base64 = [](const std::string& text) {
-    return utility::conversions::to_base64(std::vector<unsigned char>(text.begin(), text.end()));
-  };
+  const auto base64 = [](const std::string& text) { return net::encodeBase64(text); };
   const std::string path = write(
       "config",
       "current-context: c\n"

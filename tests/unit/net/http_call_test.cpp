@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/http_client.h"
 #include "unit/net/deflate_text.h"
 #include "unit/net/fake_http_server.h"
 #include "unit/net/test_support.h"
@@ -36,7 +36,7 @@ CallContext contextFor(unsigned short port, milliseconds budget,
       std::move(canceller)};
 }
 
-std::unique_ptr<web::http::client::http_client> clientFor(const std::string& origin) {
+std::unique_ptr<HttpClient> clientFor(const std::string& origin) {
   HttpClientSettings settings;
   settings.origin = origin;
   settings.timeout = milliseconds(10000);
@@ -54,16 +54,14 @@ TEST(HttpCallTest, ReadsTheWholeBodyOrStopsAtTheLimit) {
   FakeHttpServer server(testing::answering(testing::jsonReply("0123456789")));
   const auto client = clientFor(server.url());
   {
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(server.port(), milliseconds(10000)));
+    HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(10000)));
     EXPECT_EQ(call.status(), 200);
     EXPECT_EQ(call.contentLength(), 10u);
     const BodyText body = readBody(call, 10);
     EXPECT_TRUE(body.complete);
     EXPECT_EQ(body.bytes, "0123456789");
   }
-  HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                contextFor(server.port(), milliseconds(10000)));
+  HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(10000)));
   const BodyText body = readBody(call, 9);
   EXPECT_FALSE(body.complete);
   EXPECT_EQ(body.bytes, "012345678");
@@ -77,8 +75,7 @@ TEST(HttpCallTest, AGzippedAnswerIsReadInflated) {
     reply.headers = {{"Content-Encoding", coding}};
     FakeHttpServer server(testing::answering(reply));
     const auto client = clientFor(server.url());
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(server.port(), milliseconds(10000)));
+    HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(10000)));
     EXPECT_EQ(readBody(call, 100).bytes, "hello, gzip") << coding;
   }
   // Nothing at all is an empty body, whatever the header says.
@@ -86,8 +83,7 @@ TEST(HttpCallTest, AGzippedAnswerIsReadInflated) {
   empty.headers = {{"Content-Encoding", "gzip"}};
   FakeHttpServer server(testing::answering(empty));
   const auto client = clientFor(server.url());
-  HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                contextFor(server.port(), milliseconds(10000)));
+  HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(10000)));
   EXPECT_EQ(readBody(call, 100).bytes, "");
 }
 
@@ -96,10 +92,8 @@ TEST(HttpCallTest, NoAnswerBeforeTheDeadlineIsATimeoutWithoutStatus) {
   hang.mode = Reply::Mode::kHang;
   FakeHttpServer server(testing::answering(hang));
   const auto client = clientFor(server.url());
-  const CallFailure failure = failureOf([&] {
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(server.port(), milliseconds(300)));
-  });
+  const CallFailure failure = failureOf(
+      [&] { HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(300))); });
   EXPECT_EQ(failure.kind, CallFailure::Kind::kTimeout);
   EXPECT_EQ(failure.status, 0);
 }
@@ -110,8 +104,7 @@ TEST(HttpCallTest, ABodyThatStallsTimesOutWithTheStatus) {
   stall.mode = Reply::Mode::kStallMidBody;
   FakeHttpServer server(testing::answering(stall));
   const auto client = clientFor(server.url());
-  HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                contextFor(server.port(), milliseconds(300)));
+  HttpCall call(*client, HttpRequest{}, contextFor(server.port(), milliseconds(300)));
   const CallFailure failure = failureOf([&] { readBody(call, 1 << 20); });
   EXPECT_EQ(failure.kind, CallFailure::Kind::kTimeout);
   EXPECT_EQ(failure.status, 202);
@@ -120,10 +113,8 @@ TEST(HttpCallTest, ABodyThatStallsTimesOutWithTheStatus) {
 TEST(HttpCallTest, RefusedConnectionsAreUnreachableInTheSystemsWords) {
   const unsigned short port = testing::unusedPort();
   const auto client = clientFor("http://127.0.0.1:" + std::to_string(port));
-  const CallFailure failure = failureOf([&] {
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(port, milliseconds(10000)));
-  });
+  const CallFailure failure = failureOf(
+      [&] { HttpCall call(*client, HttpRequest{}, contextFor(port, milliseconds(10000))); });
   EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
   EXPECT_EQ(failure.cause, "Connection refused");
 }
@@ -143,8 +134,7 @@ TEST(HttpCallTest, CancelAllEndsACallWaitingForItsAnswer) {
     canceller->cancelAll();
   });
   const CallFailure failure = failureOf([&] {
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(server.port(), kLongDeadline, canceller));
+    HttpCall call(*client, HttpRequest{}, contextFor(server.port(), kLongDeadline, canceller));
   });
   cancel.join();
   EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
@@ -157,8 +147,7 @@ TEST(HttpCallTest, CancelAllEndsACallReadingAStalledBody) {
   FakeHttpServer server(testing::answering(stall));
   const auto client = clientFor(server.url());
   auto canceller = std::make_shared<CallCanceller>();
-  HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                contextFor(server.port(), kLongDeadline, canceller));
+  HttpCall call(*client, HttpRequest{}, contextFor(server.port(), kLongDeadline, canceller));
   std::thread cancel([&] { canceller->cancelAll(); });
   const CallFailure failure = failureOf([&] { readBody(call, 1 << 20); });
   cancel.join();
@@ -173,8 +162,7 @@ TEST(HttpCallTest, CallsStartedAfterCancelAllFailWithoutBeingSent) {
   canceller->cancelAll();
   EXPECT_TRUE(canceller->cancelled());
   const CallFailure failure = failureOf([&] {
-    HttpCall call(*client, web::http::http_request(web::http::methods::GET),
-                  contextFor(server.port(), kLongDeadline, canceller));
+    HttpCall call(*client, HttpRequest{}, contextFor(server.port(), kLongDeadline, canceller));
   });
   EXPECT_EQ(failure.kind, CallFailure::Kind::kUnreachable);
   EXPECT_EQ(failure.cause, kCancelled);

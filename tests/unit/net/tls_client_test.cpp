@@ -1,5 +1,3 @@
-#include "metrics_adapter/net/tls_client.h"
-
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -9,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "net/tls_client_context.h"
 #include "unit/net/test_certificates.h"
 #include "unit/net/test_support.h"
 

@@ -1,10 +1,14 @@
-#include "metrics_adapter/net/http_client_factory.h"
+#include "metrics_adapter/net/http_client.h"
 
 #include <pplx/threadpool.h>
 
 #include <cstddef>
 #include <mutex>
 #include <stdexcept>
+
+#include "metrics_adapter/text/ascii.h"
+#include "net/http_client_native.h"
+#include "net/tls_client_context.h"
 
 namespace metrics_adapter::net {
 namespace {
@@ -29,10 +33,7 @@ void sizeClientThreadsOnce() {
   });
 }
 
-}  // namespace
-
-std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientSettings& settings) {
-  sizeClientThreadsOnce();
+web::http::client::http_client_config configFor(const HttpClientSettings& settings) {
   web::http::client::http_client_config config;
   config.set_timeout(settings.timeout);
   config.set_max_redirects(0);
@@ -40,10 +41,39 @@ std::unique_ptr<web::http::client::http_client> makeHttpClient(const HttpClientS
   config.set_ssl_context_callback([tls = settings.tls](boost::asio::ssl::context& context) {
     configureTlsContext(context, tls);
   });
+  return config;
+}
+
+}  // namespace
+
+bool HttpRequest::hasHeader(std::string_view name) const {
+  for (const auto& header : headers) {
+    if (text::equalsIgnoringAsciiCase(header.first, name)) return true;
+  }
+  return false;
+}
+
+HttpClient::HttpClient(const HttpClientSettings& settings) {
+  sizeClientThreadsOnce();
   try {
-    return std::make_unique<web::http::client::http_client>(web::uri(settings.origin), config);
+    native_ = std::make_unique<Native>(web::uri(settings.origin), configFor(settings));
   } catch (const std::exception& e) {
     throw std::invalid_argument("\"" + settings.origin + "\": " + e.what());
+  }
+}
+
+HttpClient::~HttpClient() = default;
+
+std::unique_ptr<HttpClient> makeHttpClient(const HttpClientSettings& settings) {
+  return std::make_unique<HttpClient>(settings);
+}
+
+bool isValidRequestTarget(const std::string& target) {
+  try {
+    web::uri parsed(target);
+    return true;
+  } catch (const std::exception&) {
+    return false;
   }
 }
 

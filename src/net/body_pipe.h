@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "metrics_adapter/net/cpprest.h"
+#include "net/cpprest.h"
 
 namespace metrics_adapter::net {
 
