@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "app/doctor_access.h"
+#include "app/doctor_resource.h"
 #include "app/explain.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
@@ -108,13 +109,6 @@ std::int32_t readyPodCount(const std::vector<ClusterPod>& pods) {
   return static_cast<std::int32_t>(std::count_if(pods.begin(), pods.end(), [](const auto& pod) {
     return pod.phase == "Running" && pod.ready;
   }));
-}
-
-std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
-  std::vector<HpaPod> result;
-  result.reserve(pods.size());
-  for (const auto& pod : pods) result.push_back({pod.meta.name, pod.phase, pod.deleted, pod.ready});
-  return result;
 }
 
 // Why the Pods request gave `pod` no value, from what Prometheus answered.
@@ -413,19 +407,19 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
       diagnoseObject(spec, hpa, diagnosis, pods, context, metric);
     } else if (spec.type == "External") {
       diagnoseExternal(spec, hpa, diagnosis, pods, context, metric);
+    } else if (spec.type == "Resource" || spec.type == "ContainerResource") {
+      diagnoseResource(hpa, diagnosis, pods, context, metric);
     } else {
       metric.checked = false;
-      metric.cause = spec.type + " metrics (metrics.k8s.io) are not checked by this doctor yet";
+      metric.cause = "the metric type " + spec.type + " is not one autoscaling/v2 knows";
     }
     diagnosis.metrics.push_back(std::move(metric));
   }
   checkHpaControllerAccess(*context.cluster, diagnosis);
-  // Unchecked metrics (Resource) neither fail the HPA nor enter the replica count: the
-  // report says the count leaves them out.
-  const bool any_checked =
-      std::any_of(diagnosis.metrics.begin(), diagnosis.metrics.end(),
-                  [](const MetricDiagnosis& metric) { return metric.checked; });
-  bool all_values = any_checked;
+  // Unchecked metrics (metrics.k8s.io served by another APIService) neither fail the HPA nor
+  // enter the replica count: the report says the count leaves them out. An HPA with no metric
+  // at all has nothing to scale on.
+  bool all_values = !diagnosis.metrics.empty();
   std::optional<std::int32_t> largest;
   for (const auto& metric : diagnosis.metrics) {
     all_values = all_values && (metric.has_value || !metric.checked);
@@ -446,8 +440,8 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
                       "the controller; docs/troubleshooting.md)";
   } else if (!diagnosis.scale) {
     diagnosis.cause = diagnosis.scale_error;
-  } else if (!any_checked) {
-    diagnosis.cause = "no metric this doctor follows: Resource metrics are not checked yet";
+  } else if (diagnosis.metrics.empty()) {
+    diagnosis.cause = "spec.metrics is empty";
   } else {
     for (std::size_t i = 0; i < diagnosis.metrics.size(); ++i) {
       const auto& metric = diagnosis.metrics[i];
