@@ -49,11 +49,15 @@ ItemUsage itemUsage(const api::Json& item, const std::string& resource,
     const std::string quantity = values.value(resource, "");
     const auto milli = promql::parseMilliQuantity(quantity);
     if (!milli) {
-      usage.why_none = "its PodMetrics has no " + resource + " usage for container " + name;
+      usage.why_none = "its PodMetrics has no " + resource;
+      usage.why_none.append(" usage for container ").append(name);
       return usage;
     }
     sum += *milli;
-    usage.quantity += (usage.quantity.empty() ? "" : ", ") + name + " " + quantity;
+    usage.quantity.append(usage.quantity.empty() ? "" : ", ")
+        .append(name)
+        .append(" ")
+        .append(quantity);
     found = true;
   }
   if (!found) {
@@ -76,6 +80,7 @@ std::map<std::string, std::string> omissionDetails(const discovery::CompiledReso
   std::map<std::string, std::string> details;
   if (names.empty()) return details;
   std::vector<resource::PodRef> refs;
+  refs.reserve(names.size());
   for (const auto& name : names) refs.push_back({namespace_name, name});
   const resource::ResourceMetrics metrics({.query_timeout = context.query_timeout}, nullptr);
   const auto result = metrics.podMetrics(backend, rules, refs, prometheus::Clock::now());

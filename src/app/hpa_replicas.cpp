@@ -33,12 +33,11 @@ std::int32_t groupPods(const std::vector<HpaPod>& pods, const std::string& resou
   for (const HpaPod& pod : pods) {
     if (pod.deleted || pod.phase == "Failed") {
       proposal.ignored.push_back(pod.name);
-    } else if (pod.phase == "Pending") {
+    } else if (pod.phase == "Pending" ||
+               (resource == "cpu" && !pod.ready && values.contains(pod.name))) {
       proposal.unready.push_back(pod.name);
     } else if (!values.contains(pod.name)) {
       proposal.missing.push_back(pod.name);
-    } else if (resource == "cpu" && !pod.ready) {
-      proposal.unready.push_back(pod.name);
     } else {
       ++ready;
     }
