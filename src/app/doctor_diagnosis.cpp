@@ -217,7 +217,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
   api::CustomMetricsHandler handler(
       [snapshot] { return snapshot; }, std::make_shared<FixedPodLister>(std::move(metas)),
       api::CustomMetricsOptions{.query_timeout = context.query_timeout});
-  std::map<std::string, std::pair<std::int64_t, std::string>> served;
+  std::map<std::string, ServedValue> served;
   prometheus::QueryResult result;
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
@@ -231,21 +231,14 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       std::string quantity;
       auto milli = itemMilli(item, quantity);
       const std::string name = item["describedObject"].value("name", "");
-      if (milli) served[name] = {*milli, quantity};
+      if (milli) served[name] = {milli, quantity, ""};
     }
   }
   std::map<std::string, std::int64_t> values;
-  for (const auto& pod : pods) {
-    PodValue value{pod.meta.name, pod.phase, pod.ready, std::nullopt, "", ""};
-    if (auto it = served.find(pod.meta.name); it != served.end()) {
-      value.milli = it->second.first;
-      value.quantity = it->second.second;
-      values[pod.meta.name] = it->second.first;
-    } else {
-      value.why_none = whyNoPodValue(pod, metric, pod_label, result.samples);
-    }
-    diagnosis.pods.push_back(std::move(value));
-  }
+  diagnosis.pods = podValues(
+      pods, served,
+      [&](const ClusterPod& pod) { return whyNoPodValue(pod, metric, pod_label, result.samples); },
+      values);
   if (metric && pod_label) explainPodsElsewhere(*metric, *pod_label, hpa, context, diagnosis);
   if (!answer) return;
   if (values.empty() && diagnosis.cause.empty()) {
@@ -385,6 +378,27 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
 }
 
 }  // namespace
+
+std::vector<PodValue> podValues(const std::vector<ClusterPod>& pods,
+                                const std::map<std::string, ServedValue>& served,
+                                const std::function<std::string(const ClusterPod&)>& why_none,
+                                std::map<std::string, std::int64_t>& values) {
+  std::vector<PodValue> result;
+  result.reserve(pods.size());
+  for (const auto& pod : pods) {
+    PodValue value{pod.meta.name, pod.phase, pod.ready, std::nullopt, "", ""};
+    if (auto it = served.find(pod.meta.name); it != served.end()) {
+      value.milli = it->second.milli;
+      value.quantity = it->second.quantity;
+      value.why_none = it->second.why_none;
+    } else {
+      value.why_none = why_none(pod);
+    }
+    if (value.milli) values[pod.meta.name] = *value.milli;
+    result.push_back(std::move(value));
+  }
+  return result;
+}
 
 HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
   HpaDiagnosis diagnosis;

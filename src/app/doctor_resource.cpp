@@ -29,15 +29,9 @@ std::string joined(const std::vector<std::string>& names) {
 // One pod's value as the controller's metrics client sums it from a PodMetrics item: the
 // MilliValue of each container's usage of `resource` (only `container` when given), or why
 // there is none.
-struct ItemUsage {
-  std::optional<std::int64_t> milli;
-  std::string quantity;
-  std::string why_none;
-};
-
-ItemUsage itemUsage(const api::Json& item, const std::string& resource,
-                    const std::string& container) {
-  ItemUsage usage;
+ServedValue itemUsage(const api::Json& item, const std::string& resource,
+                      const std::string& container) {
+  ServedValue usage;
   std::int64_t sum = 0;
   std::vector<std::string> names;
   bool found = false;
@@ -192,7 +186,7 @@ void diagnoseResource(const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
       std::make_shared<FixedPodLister>(std::move(running)),
       std::make_shared<const resource::ResourceMetrics>(
           resource::ResourceMetricsOptions{.query_timeout = context.query_timeout}, nullptr));
-  std::map<std::string, ItemUsage> served;
+  std::map<std::string, ServedValue> served;
   try {
     const auto routed =
         api::parseResourceMetricsRequest(server::parseRequestInfo("GET", request.target));
@@ -219,18 +213,8 @@ void diagnoseResource(const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
     // The pods then read "no PodMetrics for it": what the answer showed.
   }
   std::map<std::string, std::int64_t> values;
-  for (const auto& pod : pods) {
-    PodValue value{pod.meta.name, pod.phase, pod.ready, std::nullopt, "", ""};
-    if (auto it = served.find(pod.meta.name); it != served.end()) {
-      value.milli = it->second.milli;
-      value.quantity = it->second.quantity;
-      value.why_none = it->second.why_none;
-      if (value.milli) values[pod.meta.name] = *value.milli;
-    } else {
-      value.why_none = whyNoUsage(pod, details);
-    }
-    diagnosis.pods.push_back(std::move(value));
-  }
+  diagnosis.pods = podValues(
+      pods, served, [&](const ClusterPod& pod) { return whyNoUsage(pod, details); }, values);
   if (served.empty() && !pods.empty()) {
     // The metrics client fails before the replica calculator sees the pods.
     diagnosis.cause = "failed to get " + spec.name +
