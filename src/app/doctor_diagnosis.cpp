@@ -11,12 +11,14 @@
 #include <utility>
 
 #include "app/doctor_access.h"
+#include "app/doctor_forecast.h"
 #include "app/doctor_resource.h"
 #include "app/explain.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/promql/label_matchers.h"
 #include "metrics_adapter/promql/quantity.h"
 #include "metrics_adapter/server/request_info.h"
@@ -339,8 +341,14 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
   diagnosis.request = request.line;
   diagnosis.target = request.target;
   const auto& snapshot = context.run->snapshot;
-  const discovery::ExternalMetric* metric = snapshot->findExternal(spec.name);
-  if (metric) {
+  const config::ForecastRule* forecast_rule = forecastRuleNamed(context, spec.name);
+  const discovery::ExternalMetric* metric =
+      forecast_rule ? nullptr : snapshot->findExternal(spec.name);
+  if (forecast_rule) {
+    diagnosis.rule =
+        "forecastRules " + forecast_rule->name + " serves it: the forecast maximum over the next " +
+        std::to_string(forecast_rule->horizon.count()) + " s of " + forecast_rule->query;
+  } else if (metric) {
     diagnosis.rule =
         metric->rule->id + " serves " + spec.name + " from series " + metric->series_name;
   } else {
@@ -354,6 +362,7 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseExternalMetricRequest,
                      [&](const api::ExternalMetricRequest& routed, api::QueryTrace* trace) {
+                       if (forecast_rule) return answerForecast(*forecast_rule, routed, context);
                        return handler.handle(routed, trace);
                      });
   if (!answer) return;
@@ -365,6 +374,15 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
           {item.value("metricLabels", api::Json::object()).dump(), quantity, *milli});
       sum += *milli;
     }
+  }
+  if (diagnosis.items.empty() && forecast_rule) {
+    diagnosis.cause = "the forecast " + spec.name + " has no series that matches the selector \"" +
+                      spec.selector + "\": its query returned none over the history read (up " +
+                      "to " + std::to_string(forecast::kReadDelay.count()) + " s ago)";
+    diagnosis.fix =
+        "compare the forecastRule's query and the HPA's metric.selector with the "
+        "series in Prometheus";
+    return;
   }
   if (diagnosis.items.empty()) {
     diagnosis.cause =

@@ -82,6 +82,9 @@ struct HpaDiagnosis {
 // What the diagnosis runs against: the relist the server would do, the cluster's objects.
 struct DoctorContext {
   const DiscoveryRun* run = nullptr;
+  // The config's forecastRules (external metrics the server answers from forecasts); may be
+  // null.
+  const std::vector<config::ForecastRule>* forecast_rules = nullptr;
   DoctorCluster* cluster = nullptr;  // null for -f without a cluster
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};

@@ -70,6 +70,24 @@ RESOURCE_RULES = ("resourceRules:\n  cpu:\n"
                   + resource_rule("container_memory_working_set_bytes", "node_memory_used_bytes")
                   + "  window: 1m\n")
 
+# External metrics served from forecasts (forecast.metrics-adapter.io). Prometheus holds seconds of
+# history, so each series is served its latest value (docs/forecasting.md); the step is the
+# shortest the 48 h history allows, so the last grid point falls within what was scraped.
+FORECAST_RULES = """forecastRules:
+- name: bert_duty_forecast
+  query: sum(nvidia_gpu_duty_cycle{namespace_name="default",pod_name=~"bert-intent-detection-.*"})
+  namespaces: [default]
+  history: 48h
+  step: 2s
+  horizon: 10s
+- name: resnet_duty_forecast
+  query: sum(nvidia_gpu_duty_cycle{namespace_name="ml-team"})
+  namespaces: [ml-team]
+  history: 48h
+  step: 2s
+  horizon: 10s
+"""
+
 # pod -> {container: (cores used, memory bytes, cpu request or None)}: Deployment api (an app
 # container and a sidecar, both with requests) and batch (its worker without a cpu request).
 RESOURCE_PODS = {
@@ -175,6 +193,12 @@ HPAS = [
             "metric": {"name": "gpu_duty_cycle",
                        "selector": {"matchLabels": {"node_name": "gpu-node-1"}}},
             "target": {"type": "Value", "value": "100"}}}]),
+    hpa("bert-forecast", "bert-intent-detection", [{
+        "type": "External", "external": {"metric": {"name": "bert_duty_forecast"},
+                                         "target": {"type": "Value", "value": "100"}}}]),
+    hpa("resnet-forecast-elsewhere", "bert-intent-detection", [{
+        "type": "External", "external": {"metric": {"name": "resnet_duty_forecast"},
+                                         "target": {"type": "Value", "value": "100"}}}]),
     hpa("api-cpu", "api", [resource_metric("cpu", 80)]),
     hpa("api-app-cpu", "api", [resource_metric("cpu", 70, container="app")]),
     hpa("batch-cpu", "batch", [resource_metric("cpu", 80)]),
@@ -265,7 +289,7 @@ def setUpModule():
         KUBE = harness.FakeKube(PROCS, objects())
         CONFIG = os.path.join(PROCS.workdir, "doctor-rules.yaml")
         with open(CONFIG, "w") as f:
-            f.write(RULES + RESOURCE_RULES)
+            f.write(RULES + RESOURCE_RULES + FORECAST_RULES)
         CONFIG_WITHOUT_RESOURCE = os.path.join(PROCS.workdir, "doctor-rules-no-resource.yaml")
         with open(CONFIG_WITHOUT_RESOURCE, "w") as f:
             f.write(RULES)
@@ -344,6 +368,13 @@ def duty_by_pod(app):
                 and labels.get("pod_name", "").rsplit("-", 2)[0] == app):
             values[labels["pod_name"]] = values.get(labels["pod_name"], 0) + milli(value)
     return values
+
+
+def wait_for_forecast_history():
+    """Until Prometheus holds samples older than the forecast's read delay (15 s): a forecast
+    reads its history only up to then."""
+    harness.wait_until(lambda: PROMETHEUS.query("count(nvidia_gpu_duty_cycle offset 20s)"),
+                       timeout=60, what="20 s of history for the forecast rules")
 
 
 def hpa_report(report, name):
@@ -520,6 +551,23 @@ class DoctorTest(unittest.TestCase):
         ready = len(duty_by_pod("bert-intent-detection"))
         self.assertEqual(entry["computedReplicas"], clamp(value_replicas(3, usage, 100000, ready)))
 
+    def test_external_metric_served_by_a_forecast_rule(self):
+        wait_for_forecast_history()
+        entry = self.checked("bert-forecast", 0)
+        metric = entry["metrics"][0]
+        self.assertIn("forecastRules bert_duty_forecast serves it", metric["rule"])
+        # Seconds of history: the forecast is the latest value of the rule's query.
+        usage = sum(duty_by_pod("bert-intent-detection").values())
+        self.assertEqual(sum(v["valueMilli"] for v in metric["values"]), usage)
+        ready = len(duty_by_pod("bert-intent-detection"))
+        self.assertEqual(entry["computedReplicas"], clamp(value_replicas(3, usage, 100000, ready)))
+
+    def test_forecast_not_served_in_the_hpas_namespace(self):
+        entry = self.checked("resnet-forecast-elsewhere", 1)
+        self.assertIn("the forecast resnet_duty_forecast is not served in namespace default",
+                      entry["cause"])
+        self.assertTrue(entry["metrics"][0]["answer"].startswith("404 NotFound"))
+
     def test_external_selector_that_matches_nothing(self):
         entry = self.checked("gpu-external-none", 1)
         self.assertIn('no series of gpu_duty_cycle matches the selector "node_name=gpu-node-9"',
@@ -567,6 +615,7 @@ class DoctorTest(unittest.TestCase):
         self.assertIsNone(entry["status"]["desiredReplicas"])
 
     def test_all_namespaces_lists_every_hpa_and_fails_if_one_does(self):
+        wait_for_forecast_history()
         result, report = doctor_json("hpa", "--all-namespaces")
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertEqual(sorted(h["name"] for h in report["hpas"]),
@@ -574,7 +623,7 @@ class DoctorTest(unittest.TestCase):
         # bert-gpu-and-cpu: these rules serve metrics.k8s.io, and no kubelet series names the
         # bert pods.
         healthy = {"bert-gpu", "llm-batch", "bert-pod-count", "gpu-external", "api-cpu",
-                   "api-app-cpu", "api-cpu-settling"}
+                   "api-app-cpu", "api-cpu-settling", "bert-forecast"}
         self.assertEqual({h["name"] for h in report["hpas"] if h["ok"]}, healthy)
 
     def test_kubectl_plugin_form(self):
