@@ -154,6 +154,38 @@ status: {currentReplicas: 2, desiredReplicas: 3}
   EXPECT_EQ(hpa.desired_replicas, 3);
 }
 
+TEST(HpaObjectTest, ReadsUtilizationTargetsAndTheStabilizationWindows) {
+  const auto documents = yamlDocumentsToJson(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  maxReplicas: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 120}}
+  metrics:
+  - type: ContainerResource
+    containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 70}}
+)");
+  const Hpa hpa = parseHpa(documents.at(0), "default");
+  ASSERT_EQ(hpa.metrics.size(), 1U);
+  EXPECT_EQ(hpa.metrics[0].container, "app");
+  EXPECT_EQ(hpa.metrics[0].target_percent, 70);
+  EXPECT_EQ(hpa.scale_down_window_seconds, 120);
+  EXPECT_EQ(hpa.scale_up_window_seconds, 0);  // the controller's default
+  const auto zero = yamlDocumentsToJson(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 0}}
+)");
+  EXPECT_THROW(parseHpa(zero.at(0), "default"), HpaError);
+}
+
 TEST(HpaObjectTest, RefusesWhatIsNoV2Hpa) {
   EXPECT_THROW(parseHpa(nlohmann::json{{"kind", "Deployment"}}, "default"), HpaError);
   const auto bad_target = yamlDocumentsToJson(
