@@ -244,6 +244,7 @@ int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream
       err << "doctor: seriesQuery " << key.second << " failed: " << error << "\n";
     }
     const DoctorContext context{.run = &run,
+                                .forecast_rules = &loaded->config.forecast_rules,
                                 .cluster = &cluster,
                                 .query_timeout = options.shared.query_timeout,
                                 .max_age = options.shared.relist.max_age};

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "metrics_adapter/server/request_info.h"
 
@@ -14,6 +15,7 @@ void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diag
   for (const auto& metric : hpa.metrics) {
     if (metric.type == "Pods" || metric.type == "Object") groups.insert("custom");
     if (metric.type == "External") groups.insert("external");
+    if (metric.type == "Resource" || metric.type == "ContainerResource") groups.insert("resource");
   }
   try {
     if (groups.contains("custom")) {
@@ -29,10 +31,10 @@ void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diag
       }
       if (!registered(v1beta2) && !registered(v1beta1)) diagnosis.apiservices.push_back(*v1beta1);
     }
-    if (groups.contains("external")) {
-      if (auto problem = cluster.apiServiceProblem("v1beta1.external.metrics.k8s.io")) {
-        diagnosis.apiservices.push_back(*problem);
-      }
+    for (const auto& [group, name] : {std::pair{"external", "v1beta1.external.metrics.k8s.io"},
+                                      std::pair{"resource", "v1beta1.metrics.k8s.io"}}) {
+      if (!groups.contains(group)) continue;
+      if (auto problem = cluster.apiServiceProblem(name)) diagnosis.apiservices.push_back(*problem);
     }
   } catch (const std::exception& e) {
     // Reading APIServices needs get on apiservices; without it the doctor goes on.

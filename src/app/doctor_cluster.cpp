@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "metrics_adapter/promql/label_selector.h"
+#include "metrics_adapter/promql/quantity.h"
 #include "metrics_adapter/text/percent_encoding.h"
 
 namespace metrics_adapter::app {
@@ -74,6 +75,37 @@ std::map<std::string, std::string> labelsOf(const json& metadata) {
   return labels;
 }
 
+HpaContainer containerRequests(const json& container) {
+  HpaContainer result{jsonText(container, "name"), {}};
+  const json resources = container.value("resources", json::object());
+  const json requests =
+      resources.is_object() ? resources.value("requests", json::object()) : json::object();
+  if (!requests.is_object()) return result;
+  for (const auto& [resource, quantity] : requests.items()) {
+    if (!quantity.is_string()) continue;
+    if (auto milli = promql::parseMilliQuantity(quantity.get<std::string>())) {
+      result.requests_milli[resource] = *milli;
+    }
+  }
+  return result;
+}
+
+// The containers whose requests the HPA controller sums (v1.29+): every container, and the
+// init containers that keep running beside them (sidecars, restartPolicy Always).
+std::vector<HpaContainer> podContainers(const json& spec) {
+  std::vector<HpaContainer> containers;
+  if (!spec.is_object()) return containers;
+  for (const auto& container : spec.value("containers", json::array())) {
+    containers.push_back(containerRequests(container));
+  }
+  for (const auto& container : spec.value("initContainers", json::array())) {
+    if (jsonText(container, "restartPolicy") == "Always") {
+      containers.push_back(containerRequests(container));
+    }
+  }
+  return containers;
+}
+
 bool doctorSelectorMatches(const promql::LabelSelector& selector, const kube::ObjectMeta& object,
                            const std::string& namespace_name) {
   return (namespace_name.empty() || object.namespace_name == namespace_name) &&
@@ -81,6 +113,15 @@ bool doctorSelectorMatches(const promql::LabelSelector& selector, const kube::Ob
 }
 
 }  // namespace
+
+std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
+  std::vector<HpaPod> result;
+  result.reserve(pods.size());
+  for (const auto& pod : pods) {
+    result.push_back({pod.meta.name, pod.phase, pod.deleted, pod.ready, pod.containers});
+  }
+  return result;
+}
 
 DoctorCluster::DoctorCluster(std::shared_ptr<kube::KubeApi> api, kube::RestMapper mapper)
     : api_(std::move(api)), mapper_(std::move(mapper)) {}
@@ -161,6 +202,7 @@ std::vector<ClusterPod> DoctorCluster::pods(const std::string& namespace_name,
     const json status = item.value("status", json::object());
     pod.phase = jsonText(status, "phase");
     pod.ready = podReady(status);
+    pod.containers = podContainers(item.value("spec", json::object()));
     if (doctorSelectorMatches(parsed, pod.meta, namespace_name)) pods.push_back(std::move(pod));
   }
   std::sort(pods.begin(), pods.end(),
@@ -188,6 +230,19 @@ std::optional<ApiServiceProblem> DoctorCluster::apiServiceProblem(const std::str
   }
   return ApiServiceProblem{name, "no Available condition yet",
                            "the aggregator has not checked it yet; look again in a few seconds"};
+}
+
+std::string DoctorCluster::apiServiceBackend(const std::string& name) {
+  try {
+    const json service =
+        get("/apis/apiregistration.k8s.io/v1/apiservices/" + text::percentEncode(name));
+    const json spec = service.value("spec", json::object());
+    const json target = spec.is_object() ? spec.value("service", json()) : json();
+    if (!target.is_object()) return "";
+    return jsonText(target, "namespace") + "/" + jsonText(target, "name");
+  } catch (const std::exception&) {
+    return "";  // the caller says "another server" instead
+  }
 }
 
 std::optional<std::string> DoctorCluster::hpaControllerDenied(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/hpa_object.h"
+#include "app/hpa_replicas.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/kube/object_lister.h"
 #include "metrics_adapter/kube/rest_mapper.h"
@@ -22,7 +23,13 @@ struct ClusterPod {
   std::string phase;
   bool ready = false;    // condition Ready is True
   bool deleted = false;  // metadata.deletionTimestamp set
+  // spec.containers and the restartable init containers, with the requests that parse as
+  // quantities (a request that does not parse is left out, as if missing).
+  std::vector<HpaContainer> containers;
 };
+
+// The pods as the replica calculator reads them.
+std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods);
 
 // The scale subresource of an HPA's target: the replicas and the pod selector the controller
 // reads.
@@ -60,6 +67,9 @@ class DoctorCluster {
   // The APIService `name` ("v1beta1.custom.metrics.k8s.io"), if it is registered and not
   // Available, or not registered at all; nullopt when it is Available.
   std::optional<ApiServiceProblem> apiServiceProblem(const std::string& name);
+  // "namespace/name" of the Service the APIService `name` sends requests to; "" when it has
+  // none (served by the kube-apiserver itself), is not registered or cannot be read.
+  std::string apiServiceBackend(const std::string& name);
 
   // Why the HPA controller (kHpaControllerUser) may not `verb` `resource`/`subresource` of
   // `group` in `namespace_name`, from a SubjectAccessReview (a question, as `kubectl auth

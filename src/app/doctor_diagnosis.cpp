@@ -12,11 +12,14 @@
 #include <utility>
 
 #include "app/doctor_access.h"
+#include "app/doctor_forecast.h"
+#include "app/doctor_resource.h"
 #include "app/explain.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/api/external_metrics_handler.h"
+#include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/promql/label_matchers.h"
 #include "metrics_adapter/promql/quantity.h"
 #include "metrics_adapter/server/request_info.h"
@@ -109,13 +112,6 @@ std::int32_t readyPodCount(const std::vector<ClusterPod>& pods) {
   return static_cast<std::int32_t>(std::count_if(pods.begin(), pods.end(), [](const auto& pod) {
     return pod.phase == "Running" && pod.ready;
   }));
-}
-
-std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
-  std::vector<HpaPod> result;
-  result.reserve(pods.size());
-  for (const auto& pod : pods) result.push_back({pod.meta.name, pod.phase, pod.deleted, pod.ready});
-  return result;
 }
 
 // Why the Pods request gave `pod` no value, from what Prometheus answered.
@@ -224,7 +220,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
   api::CustomMetricsHandler handler(
       [snapshot] { return snapshot; }, std::make_shared<FixedPodLister>(std::move(metas)),
       api::CustomMetricsOptions{.query_timeout = context.query_timeout});
-  std::map<std::string, std::pair<std::int64_t, std::string>> served;
+  std::map<std::string, ServedValue> served;
   prometheus::QueryResult result;
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
@@ -238,21 +234,14 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       std::string quantity;
       auto milli = itemMilli(item, quantity);
       const std::string name = item["describedObject"].value("name", "");
-      if (milli) served[name] = {*milli, quantity};
+      if (milli) served[name] = {milli, quantity, ""};
     }
   }
   std::map<std::string, std::int64_t> values;
-  for (const auto& pod : pods) {
-    PodValue value{pod.meta.name, pod.phase, pod.ready, std::nullopt, "", ""};
-    if (auto it = served.find(pod.meta.name); it != served.end()) {
-      value.milli = it->second.first;
-      value.quantity = it->second.second;
-      values[pod.meta.name] = it->second.first;
-    } else {
-      value.why_none = whyNoPodValue(pod, metric, pod_label, result.samples);
-    }
-    diagnosis.pods.push_back(std::move(value));
-  }
+  diagnosis.pods = podValues(
+      pods, served,
+      [&](const ClusterPod& pod) { return whyNoPodValue(pod, metric, pod_label, result.samples); },
+      values);
   if (metric && pod_label) explainPodsElsewhere(*metric, *pod_label, hpa, context, diagnosis);
   if (!answer) return;
   if (values.empty() && diagnosis.cause.empty()) {
@@ -353,8 +342,14 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
   diagnosis.request = request.line;
   diagnosis.target = request.target;
   const auto& snapshot = context.run->snapshot;
-  const discovery::ExternalMetric* metric = snapshot->findExternal(spec.name);
-  if (metric) {
+  const config::ForecastRule* forecast_rule = forecastRuleNamed(context, spec.name);
+  const discovery::ExternalMetric* metric =
+      forecast_rule ? nullptr : snapshot->findExternal(spec.name);
+  if (forecast_rule) {
+    diagnosis.rule =
+        "forecastRules " + forecast_rule->name + " serves it: the forecast maximum over the next " +
+        std::to_string(forecast_rule->horizon.count()) + " s of " + forecast_rule->query;
+  } else if (metric) {
     diagnosis.rule =
         metric->rule->id + " serves " + spec.name + " from series " + metric->series_name;
   } else {
@@ -368,6 +363,7 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseExternalMetricRequest,
                      [&](const api::ExternalMetricRequest& routed, api::QueryTrace* trace) {
+                       if (forecast_rule) return answerForecast(*forecast_rule, routed, context);
                        return handler.handle(routed, trace);
                      });
   if (!answer) return;
@@ -379,6 +375,15 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
           {item.value("metricLabels", api::Json::object()).dump(), quantity, *milli});
       sum += *milli;
     }
+  }
+  if (diagnosis.items.empty() && forecast_rule) {
+    diagnosis.cause = "the forecast " + spec.name + " has no series that matches the selector \"" +
+                      spec.selector + "\": its query returned none over the history read (up " +
+                      "to " + std::to_string(forecast::kReadDelay.count()) + " s ago)";
+    diagnosis.fix =
+        "compare the forecastRule's query and the HPA's metric.selector with the "
+        "series in Prometheus";
+    return;
   }
   if (diagnosis.items.empty()) {
     diagnosis.cause =
@@ -392,6 +397,27 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
 }
 
 }  // namespace
+
+std::vector<PodValue> podValues(const std::vector<ClusterPod>& pods,
+                                const std::map<std::string, ServedValue>& served,
+                                const std::function<std::string(const ClusterPod&)>& why_none,
+                                std::map<std::string, std::int64_t>& values) {
+  std::vector<PodValue> result;
+  result.reserve(pods.size());
+  for (const auto& pod : pods) {
+    PodValue value{pod.meta.name, pod.phase, pod.ready, std::nullopt, "", ""};
+    if (auto it = served.find(pod.meta.name); it != served.end()) {
+      value.milli = it->second.milli;
+      value.quantity = it->second.quantity;
+      value.why_none = it->second.why_none;
+    } else {
+      value.why_none = why_none(pod);
+    }
+    if (value.milli) values[pod.meta.name] = *value.milli;
+    result.push_back(std::move(value));
+  }
+  return result;
+}
 
 HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
   HpaDiagnosis diagnosis;
@@ -414,19 +440,19 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
       diagnoseObject(spec, hpa, diagnosis, pods, context, metric);
     } else if (spec.type == "External") {
       diagnoseExternal(spec, hpa, diagnosis, pods, context, metric);
+    } else if (spec.type == "Resource" || spec.type == "ContainerResource") {
+      diagnoseResource(hpa, diagnosis, pods, context, metric);
     } else {
       metric.checked = false;
-      metric.cause = spec.type + " metrics (metrics.k8s.io) are not checked by this doctor yet";
+      metric.cause = "the metric type " + spec.type + " is not one autoscaling/v2 knows";
     }
     diagnosis.metrics.push_back(std::move(metric));
   }
   checkHpaControllerAccess(*context.cluster, diagnosis);
-  // Unchecked metrics (Resource) neither fail the HPA nor enter the replica count: the
-  // report says the count leaves them out.
-  const bool any_checked =
-      std::any_of(diagnosis.metrics.begin(), diagnosis.metrics.end(),
-                  [](const MetricDiagnosis& metric) { return metric.checked; });
-  bool all_values = any_checked;
+  // Unchecked metrics (metrics.k8s.io served by another APIService) neither fail the HPA nor
+  // enter the replica count: the report says the count leaves them out. An HPA with no metric
+  // at all has nothing to scale on.
+  bool all_values = !diagnosis.metrics.empty();
   std::optional<std::int32_t> largest;
   for (const auto& metric : diagnosis.metrics) {
     all_values = all_values && (metric.has_value || !metric.checked);
@@ -447,8 +473,8 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
                       "the controller; docs/troubleshooting.md)";
   } else if (!diagnosis.scale) {
     diagnosis.cause = diagnosis.scale_error;
-  } else if (!any_checked) {
-    diagnosis.cause = "no metric this doctor follows: Resource metrics are not checked yet";
+  } else if (diagnosis.metrics.empty()) {
+    diagnosis.cause = "spec.metrics is empty";
   } else {
     for (std::size_t i = 0; i < diagnosis.metrics.size(); ++i) {
       const auto& metric = diagnosis.metrics[i];

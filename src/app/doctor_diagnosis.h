@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,21 @@ struct PodValue {
   std::string quantity;               // as served ("37500m")
   std::string why_none;               // when no value: why, in one line
 };
+
+// What an answer gave one pod: its value in milli-units and as served, or why it has none.
+struct ServedValue {
+  std::optional<std::int64_t> milli;
+  std::string quantity;
+  std::string why_none;
+};
+
+// Every pod of `pods` with what `served` (pod name -> value) holds for it, or, when it holds
+// nothing, `why_none(pod)`; the values into `values` (pod name -> milli-units) for the replica
+// calculator.
+std::vector<PodValue> podValues(const std::vector<ClusterPod>& pods,
+                                const std::map<std::string, ServedValue>& served,
+                                const std::function<std::string(const ClusterPod&)>& why_none,
+                                std::map<std::string, std::int64_t>& values);
 
 // What one value of an Object or External answer was.
 struct ItemValue {
@@ -65,6 +82,9 @@ struct HpaDiagnosis {
 // What the diagnosis runs against: the relist the server would do, the cluster's objects.
 struct DoctorContext {
   const DiscoveryRun* run = nullptr;
+  // The config's forecastRules (external metrics the server answers from forecasts); may be
+  // null.
+  const std::vector<config::ForecastRule>* forecast_rules = nullptr;
   DoctorCluster* cluster = nullptr;  // null for -f without a cluster
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};

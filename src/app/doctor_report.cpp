@@ -1,5 +1,6 @@
 #include "app/doctor_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -29,9 +30,11 @@ void writeProposal(std::ostream& out, const ReplicaProposal& proposal, const Hpa
     out << "none: " << proposal.error << "\n";
     return;
   }
-  out << *proposal.replicas << " (usage " << proposal.usage_milli << "m against target "
-      << spec.target_type << " " << spec.target_text << ", ratio " << ratioText(proposal.ratio)
-      << ", tolerance " << kHpaTolerance << ")\n";
+  out << *proposal.replicas << " (";
+  if (proposal.utilization) out << "utilization " << *proposal.utilization << "% of requests, ";
+  out << "usage " << proposal.usage_milli << "m against target " << spec.target_type << " "
+      << spec.target_text << ", ratio " << ratioText(proposal.ratio) << ", tolerance "
+      << kHpaTolerance << ")\n";
   if (!proposal.missing.empty()) {
     out << "      pods without a value, counted as " << (proposal.ratio < 1.0 ? "at target" : "0")
         << ": " << namesList(proposal.missing) << "\n";
@@ -58,12 +61,13 @@ void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& me
   if (!metric.rule.empty()) out << "    rule: " << metric.rule << "\n";
   for (const auto& line : metric.miss) out << "    | " << line << "\n";
   if (!metric.promql.empty()) out << "    PromQL: " << metric.promql << "\n";
-  if (!metric.promql.empty()) {
+  const bool resource = spec.type == "Resource" || spec.type == "ContainerResource";
+  if (!metric.promql.empty() && !resource) {
     out << "    Prometheus answered " << metric.samples.size() << " sample(s)\n";
     for (const auto& sample : metric.samples) out << "      " << sample << "\n";
   }
   if (!metric.answer.empty()) out << "    answer: " << metric.answer << "\n";
-  if (spec.type == "Pods") {
+  if (spec.type == "Pods" || (resource && metric.checked)) {
     std::size_t with_value = 0;
     for (const auto& pod : metric.pods) with_value += pod.milli ? 1 : 0;
     out << "    pods: " << metric.pods.size() << " selected, " << with_value << " with a value\n";
@@ -78,13 +82,49 @@ void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& me
   if (metric.proposal) writeProposal(out, *metric.proposal, spec);
 }
 
+// Why the HPA's status.desiredReplicas may differ from the count computed now: the
+// stabilization windows of spec.behavior hold a recommendation back; "" when they do not
+// explain the difference.
+std::string behaviorNote(const HpaDiagnosis& diagnosis) {
+  const Hpa& hpa = diagnosis.hpa;
+  if (!diagnosis.computed_replicas || !hpa.desired_replicas) return "";
+  const std::int32_t computed = *diagnosis.computed_replicas;
+  const std::int32_t desired = *hpa.desired_replicas;
+  if (computed < desired && hpa.scale_down_window_seconds > 0) {
+    return "the HPA scales down only to the highest count computed over its scale-down "
+           "stabilization window (spec.behavior.scaleDown.stabilizationWindowSeconds: " +
+           std::to_string(hpa.scale_down_window_seconds) +
+           " s): desiredReplicas stays above the count computed now until the window has passed";
+  }
+  if (computed > desired && hpa.scale_up_window_seconds > 0) {
+    return "the HPA scales up only to the lowest count computed over its scale-up "
+           "stabilization window (spec.behavior.scaleUp.stabilizationWindowSeconds: " +
+           std::to_string(hpa.scale_up_window_seconds) + " s)";
+  }
+  // The default scale-up policies allow the larger of double or 4 more pods per 15 s.
+  const std::int32_t current = hpa.current_replicas.value_or(desired);
+  if (computed > desired && computed > std::max(2 * current, current + 4)) {
+    return "a scale-up goes at most to the larger of double or 4 more pods per 15 s (the default "
+           "spec.behavior.scaleUp.policies) from currentReplicas " +
+           std::to_string(current);
+  }
+  return "";
+}
+
 void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
   const Hpa& hpa = diagnosis.hpa;
   out << "HPA " << hpa.namespace_name << "/" << hpa.name << " -> " << hpa.scale_target.kind << "/"
       << hpa.scale_target.name << " (min " << hpa.min_replicas << ", max " << hpa.max_replicas
       << ")\n";
-  if (diagnosis.ok) {
+  std::vector<std::string> unchecked;
+  for (const auto& metric : diagnosis.metrics) {
+    if (!metric.checked) unchecked.push_back(metric.spec.type + " " + metric.spec.name);
+  }
+  if (diagnosis.ok && unchecked.empty()) {
     out << "ok: every metric has a value\n";
+  } else if (diagnosis.ok) {
+    out << "ok: every metric checked has a value (not checked: " << namesList(unchecked)
+        << ", served by another APIService)\n";
   } else {
     out << "cause: " << diagnosis.cause << "\n";
   }
@@ -103,6 +143,9 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
       << (hpa.desired_replicas ? std::to_string(*hpa.desired_replicas) : "(none)")
       << ", currentReplicas "
       << (hpa.current_replicas ? std::to_string(*hpa.current_replicas) : "(none)") << "\n";
+  if (const std::string note = behaviorNote(diagnosis); !note.empty()) {
+    out << "behavior: " << note << "\n";
+  }
   for (const auto& condition : hpa.conditions) {
     out << "condition: " << condition.type << "=" << condition.status << " " << condition.reason
         << (condition.message.empty() ? "" : ": " + condition.message) << "\n";
@@ -122,11 +165,13 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
 }
 
 json proposalJson(const ReplicaProposal& proposal) {
-  json result = {{"usageMilli", proposal.usage_milli},
-                 {"ratio", proposal.ratio},
-                 {"missingPods", proposal.missing},
-                 {"unreadyPods", proposal.unready},
-                 {"ignoredPods", proposal.ignored}};
+  json result = {
+      {"usageMilli", proposal.usage_milli},
+      {"utilization", proposal.utilization ? json(*proposal.utilization) : json(nullptr)},
+      {"ratio", proposal.ratio},
+      {"missingPods", proposal.missing},
+      {"unreadyPods", proposal.unready},
+      {"ignoredPods", proposal.ignored}};
   result["replicas"] = proposal.replicas ? json(*proposal.replicas) : json(nullptr);
   if (!proposal.error.empty()) result["error"] = proposal.error;
   return result;
@@ -139,6 +184,7 @@ json metricJson(const MetricDiagnosis& metric) {
       {"request", metric.request}, {"rule", metric.rule},        {"notServed", metric.miss},
       {"promql", metric.promql},   {"samples", metric.samples},  {"answer", metric.answer}};
   result["target"] = {{"type", metric.spec.target_type}, {"value", metric.spec.target_text}};
+  if (!metric.spec.container.empty()) result["container"] = metric.spec.container;
   json pods = json::array();
   for (const auto& pod : metric.pods) {
     json entry = {{"name", pod.name}, {"phase", pod.phase}, {"ready", pod.ready}};
@@ -180,6 +226,7 @@ json doctorJson(const std::vector<HpaDiagnosis>& diagnoses) {
     entry["computedReplicas"] =
         diagnosis.computed_replicas ? json(*diagnosis.computed_replicas) : json(nullptr);
     entry["minReplicas"] = hpa.min_replicas;
+    entry["behaviorNote"] = behaviorNote(diagnosis);
     entry["maxReplicas"] = hpa.max_replicas;
     json status = json::object();
     status["desiredReplicas"] = hpa.desired_replicas ? json(*hpa.desired_replicas) : json(nullptr);

@@ -44,7 +44,16 @@ ObjectRef objectRef(const json& ref) {
 void readTarget(const json& target, const std::string& path, HpaMetric& metric) {
   metric.target_type = hpaText(target, "type");
   if (metric.target_type == "Utilization") {
-    metric.target_text = hpaText(target, "averageUtilization") + "%";
+    const std::string percent = hpaText(target, "averageUtilization");
+    metric.target_text = percent + "%";
+    std::int32_t parsed = 0;
+    const auto [end, error] =
+        std::from_chars(percent.data(), percent.data() + percent.size(), parsed);
+    if (error != std::errc() || end != percent.data() + percent.size() || parsed <= 0) {
+      throw HpaError(path + ".target.averageUtilization: not a positive integer: \"" + percent +
+                     "\"");
+    }
+    metric.target_percent = parsed;
     return;
   }
   const char* key = metric.target_type == "Value" ? "value" : "averageValue";
@@ -153,6 +162,13 @@ Hpa parseHpa(const json& object, const std::string& default_namespace) {
   hpa.scale_target = objectRef(hpaField(spec, "scaleTargetRef"));
   hpa.min_replicas = hpaInt(spec, "minReplicas", "spec").value_or(1);
   hpa.max_replicas = hpaInt(spec, "maxReplicas", "spec").value_or(0);
+  const json& behavior = hpaField(spec, "behavior");
+  hpa.scale_down_window_seconds = hpaInt(hpaField(behavior, "scaleDown"),
+                                         "stabilizationWindowSeconds", "spec.behavior.scaleDown")
+                                      .value_or(hpa.scale_down_window_seconds);
+  hpa.scale_up_window_seconds =
+      hpaInt(hpaField(behavior, "scaleUp"), "stabilizationWindowSeconds", "spec.behavior.scaleUp")
+          .value_or(hpa.scale_up_window_seconds);
   const json& metrics = hpaField(spec, "metrics");
   for (std::size_t i = 0; metrics.is_array() && i < metrics.size(); ++i) {
     hpa.metrics.push_back(readMetric(metrics[i], "spec.metrics[" + std::to_string(i) + "]"));

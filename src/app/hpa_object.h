@@ -32,7 +32,8 @@ struct HpaMetric {
   std::string container;    // ContainerResource only
   std::string target_type;  // Value, AverageValue, Utilization
   std::string target_text;  // the quantity as written ("40", "500m"), or the percentage
-  std::optional<std::int64_t> target_milli;  // parsed value / averageValue
+  std::optional<std::int64_t> target_milli;    // parsed value / averageValue
+  std::optional<std::int32_t> target_percent;  // parsed averageUtilization
 };
 
 // A condition of status.conditions.
@@ -50,6 +51,10 @@ struct Hpa {
   ObjectRef scale_target;
   std::int32_t min_replicas = 1;
   std::int32_t max_replicas = 0;
+  // spec.behavior's stabilization windows, with the controller's defaults: a scale-down takes
+  // the highest recommendation of the last 300 s, a scale-up the lowest of the last 0 s.
+  std::int32_t scale_down_window_seconds = 300;
+  std::int32_t scale_up_window_seconds = 0;
   std::vector<HpaMetric> metrics;
   std::optional<std::int32_t> current_replicas;  // status.currentReplicas
   std::optional<std::int32_t> desired_replicas;  // status.desiredReplicas

@@ -155,6 +155,38 @@ status: {currentReplicas: 2, desiredReplicas: 3}
   EXPECT_EQ(hpa.desired_replicas, 3);
 }
 
+TEST(HpaObjectTest, ReadsUtilizationTargetsAndTheStabilizationWindows) {
+  const auto documents = yamlDocumentsToJson(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  maxReplicas: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 120}}
+  metrics:
+  - type: ContainerResource
+    containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 70}}
+)");
+  const Hpa hpa = parseHpa(documents.at(0), "default");
+  ASSERT_EQ(hpa.metrics.size(), 1U);
+  EXPECT_EQ(hpa.metrics[0].container, "app");
+  EXPECT_EQ(hpa.metrics[0].target_percent, 70);
+  EXPECT_EQ(hpa.scale_down_window_seconds, 120);
+  EXPECT_EQ(hpa.scale_up_window_seconds, 0);  // the controller's default
+  const auto zero = yamlDocumentsToJson(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 0}}
+)");
+  EXPECT_THROW(parseHpa(zero.at(0), "default"), HpaError);
+}
+
 TEST(HpaObjectTest, RefusesWhatIsNoV2Hpa) {
   EXPECT_THROW(parseHpa(nlohmann::json{{"kind", "Deployment"}}, "default"), HpaError);
   const auto bad_target = yamlDocumentsToJson(
@@ -162,6 +194,104 @@ TEST(HpaObjectTest, RefusesWhatIsNoV2Hpa) {
       "  - {type: Pods, pods: {metric: {name: x}, target: {type: AverageValue, "
       "averageValue: lots}}}\n");
   EXPECT_THROW(parseHpa(bad_target.at(0), "default"), HpaError);
+}
+
+// Pods with one container "app" requesting `request_milli` of cpu, Running and ready.
+std::vector<HpaPod> podsRequesting(const std::vector<std::string>& names,
+                                   std::int64_t request_milli) {
+  std::vector<HpaPod> pods = runningReadyPods(names);
+  for (auto& pod : pods) pod.containers = {{"app", {{"cpu", request_milli}}}};
+  return pods;
+}
+
+struct UtilizationCase {
+  const char* name;
+  std::int32_t current;
+  std::int32_t target_percent;
+  std::map<std::string, std::int64_t> values;
+  std::vector<HpaPod> pods;
+  std::optional<std::int32_t> replicas;
+  std::optional<std::int32_t> utilization;
+};
+
+class UtilizationReplicaTest : public ::testing::TestWithParam<UtilizationCase> {};
+
+TEST_P(UtilizationReplicaTest, AsTheControllerComputesIt) {
+  const auto& c = GetParam();
+  const ReplicaProposal proposal =
+      utilizationReplicas(c.current, c.target_percent, c.values, c.pods, "cpu", "");
+  EXPECT_EQ(proposal.replicas, c.replicas) << c.name << ": " << proposal.error;
+  EXPECT_EQ(proposal.utilization, c.utilization) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, UtilizationReplicaTest,
+    ::testing::Values(
+        // (300+500)*100/(250+250) = 160 %; 160/80 = 2.0 -> ceil(2.0 * 2) = 4.
+        UtilizationCase{
+            "scale up", 2, 80, {{"a", 300}, {"b", 500}}, podsRequesting({"a", "b"}, 250), 4, 160},
+        // 210*100/250 = 84 %; 84/80 = 1.05: within the tolerance.
+        UtilizationCase{"within tolerance",
+                        2,
+                        80,
+                        {{"a", 210}, {"b", 210}},
+                        podsRequesting({"a", "b"}, 250),
+                        2,
+                        84},
+        // The utilization is truncated to whole percent before the ratio: 200.5 % -> 200 %,
+        // ceil(2.0 * 1) = 2 (2.005 would give 3).
+        UtilizationCase{
+            "whole percent", 1, 100, {{"a", 2005}}, podsRequesting({"a"}, 1000), 2, 200},
+        // A missing pod counts as at its request on a scale-down: 50 % first, then
+        // (125+250)*100/500 = 75 %, 75/80 within the tolerance -> no change.
+        UtilizationCase{"missing pod at its request on a scale-down",
+                        2,
+                        80,
+                        {{"a", 125}},
+                        podsRequesting({"a", "b"}, 250),
+                        2,
+                        50},
+        // A not-ready Running pod is unready for cpu: left out, and 0 on a scale-up.
+        // a: 400*100/250 = 160 %; with b at 0: 80 %, ratio 1.0 -> no change.
+        UtilizationCase{"unready pod on a scale-up",
+                        2,
+                        80,
+                        {{"a", 400}, {"b", 400}},
+                        [] {
+                          auto pods = podsRequesting({"a", "b"}, 250);
+                          pods[1].ready = false;
+                          return pods;
+                        }(),
+                        2,
+                        160},
+        UtilizationCase{"no pods", 2, 80, {}, {}, std::nullopt, std::nullopt}),
+    [](const auto& info) {
+      std::string name = info.param.name;
+      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
+
+TEST(PodRequestsTest, SumsTheContainersOrTheNamedOne) {
+  std::vector<HpaPod> pods = runningReadyPods({"web-1"});
+  pods[0].containers = {{"app", {{"cpu", 200}}}, {"sidecar", {{"cpu", 50}}}};
+  EXPECT_EQ(podRequests(pods, "cpu", "").milli.at("web-1"), 250);
+  EXPECT_EQ(podRequests(pods, "cpu", "sidecar").milli.at("web-1"), 50);
+  // The controller's own message, which kubectl describe hpa shows.
+  EXPECT_EQ(podRequests(pods, "memory", "").error,
+            "missing request for memory in container app of Pod web-1");
+  pods[0].containers[1].requests_milli.clear();
+  EXPECT_EQ(podRequests(pods, "cpu", "app").milli.at("web-1"), 200);
+  EXPECT_EQ(podRequests(pods, "cpu", "").error,
+            "missing request for cpu in container sidecar of Pod web-1");
+}
+
+TEST(UtilizationReplicasTest, AMissingRequestIsTheControllersError) {
+  std::vector<HpaPod> pods = podsRequesting({"a", "b"}, 250);
+  pods[1].containers[0].requests_milli.clear();
+  const ReplicaProposal proposal =
+      utilizationReplicas(2, 80, {{"a", 100}, {"b", 100}}, pods, "cpu", "");
+  EXPECT_FALSE(proposal.replicas);
+  EXPECT_EQ(proposal.error, "missing request for cpu in container app of Pod b");
 }
 
 }  // namespace
