@@ -270,42 +270,50 @@ std::vector<ObjectValue> valuesByObject(const prometheus::QueryResult& result,
   return values;
 }
 
-// Why the one object a request names got no value, in one line for the 404's message (which
-// `kubectl describe hpa` shows): a sample that is no number, or none carrying its name.
+// Why none of the objects a request is about got a value, in one line for the 404's message
+// (which `kubectl describe hpa` shows): samples that are no number, or none carrying their names.
 std::string whyNoValue(const prometheus::QueryResult& result, const std::string& resource_label,
-                       const CustomMetricRequest& request, const ResolvedMetric& resolved) {
+                       const ObjectSelection& objects, const ResolvedMetric& resolved) {
+  std::vector<std::string_view> wanted(objects.names.begin(), objects.names.end());
+  std::sort(wanted.begin(), wanted.end());
+  const bool one = wanted.size() == 1;
+  std::string_view other;  // an object the answer names that was not asked for
   for (const auto& sample : result.samples) {
     auto label = sample.labels.find(resource_label);
-    if (label != sample.labels.end() && label->second == request.name) {
-      return "its sample is not a number (NaN, ±Inf or an exporter's blank)";
+    if (label == sample.labels.end() || label->second.empty()) continue;
+    if (std::binary_search(wanted.begin(), wanted.end(), label->second)) {
+      return std::string(one ? "its sample is" : "their samples are") +
+             " not a number (NaN, ±Inf or an exporter's blank)";
     }
+    other = label->second;
   }
-  return resolved.metric->rule->id + "'s query returned no sample with " + resource_label + "=\"" +
-         request.name + "\"";
+  std::string why = resolved.metric->rule->id + "'s query returned ";
+  if (one) {
+    why += "no sample with " + resource_label + "=\"" + std::string(wanted.front()) + "\"";
+  } else if (result.samples.empty()) {
+    why += "no sample";
+  } else {
+    why += std::to_string(result.samples.size()) + " sample(s), none with " + resource_label +
+           " naming one of them";
+  }
+  if (!other.empty()) why += " (one names " + resource_label + "=\"" + std::string(other) + "\")";
+  return why;
 }
 
-// Step 6: the MetricValueList text. Throws ApiError 404 when the one named object has no value.
+// Step 6: the MetricValueList text (a named object's request kept only its samples: at most one
+// value).
 std::string writeMetricValueList(const CustomMetricRequest& request, const ResolvedMetric& resolved,
                                  const promql::LabelSelector& metric_selector,
                                  const std::vector<ObjectValue>& values) {
   MetricValueWriter writer(request, resolved.resource,
                            promql::toLabelSelectorJson(metric_selector));
   std::string body = metricValueListHead(request.version);
-  if (!request.wildcard()) {
-    // Only the named object's samples were kept: at most one value.
-    if (values.empty()) {
-      throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + " " +
-                               request.name);
-    }
-    writer.append(body, values.front());
-  } else {
-    body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
-    bool first = true;
-    for (const ObjectValue& value : values) {
-      if (!first) body += ',';
-      first = false;
-      writer.append(body, value);
-    }
+  body.reserve(body.size() + values.size() * writer.itemSize() + kMetricValueListTail.size());
+  bool first = true;
+  for (const ObjectValue& value : values) {
+    if (!first) body += ',';
+    first = false;
+    writer.append(body, value);
   }
   body += kMetricValueListTail;
   return body;
@@ -344,10 +352,17 @@ std::string CustomMetricsHandler::render(const CustomMetricRequest& request,
   const auto result = runQuery(backend, query, options_.query_timeout, request, resolved, trace);
   const auto values =
       valuesByObject(*result, query.resource_label, objects, request, resolved.group_resource);
-  if (!request.wildcard() && values.empty()) {
-    throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + " " +
-                             request.name + ": " +
-                             whyNoValue(*result, query.resource_label, request, resolved));
+  if (values.empty() && !objects.any_name) {
+    // One named object, or the objects a labelSelector matched (an HPA's Pods metric): the
+    // metric exists and so do the objects, so an empty list would hide why none has a value
+    // ("Decisions: better on purpose", 5).
+    const std::string subject = request.wildcard()
+                                    ? ": none of the " + std::to_string(objects.names.size()) +
+                                          " " + resolved.group_resource + " matching \"" +
+                                          request.label_selector + "\" has a value: "
+                                    : " " + request.name + ": ";
+    throw ApiError::notFound(notFoundMessage(request.metric, resolved.group_resource) + subject +
+                             whyNoValue(*result, query.resource_label, objects, resolved));
   }
   return writeMetricValueList(request, resolved, metric_selector, values);
 }

@@ -225,9 +225,16 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
                      [&](const api::CustomMetricRequest& routed, api::QueryTrace* trace) {
-                       api::Json json = handler.handle(routed, trace);
-                       result = trace->result;  // the samples say why a pod has no value (a NaN)
-                       return json;
+                       // The samples say why a pod has no value (a NaN), also when none has one
+                       // and the server answers 404.
+                       try {
+                         api::Json json = handler.handle(routed, trace);
+                         result = trace->result;
+                         return json;
+                       } catch (const api::ApiError&) {
+                         result = trace->result;
+                         throw;
+                       }
                      });
   if (answer) {
     for (const auto& item : (*answer)["items"]) {
@@ -243,8 +250,13 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       [&](const ClusterPod& pod) { return whyNoPodValue(pod, metric, pod_label, result.samples); },
       values);
   if (metric && pod_label) explainPodsElsewhere(*metric, *pod_label, hpa, context, diagnosis);
-  if (!answer) return;
-  if (values.empty() && diagnosis.cause.empty()) {
+  // With a rule serving the metric and pods selected, the server's only 404 is "none of the pods
+  // has a value". It names one cause; the doctor, which sees each pod, names it per pod (and
+  // looks for the series under other namespaces), so its own cause leads.
+  const bool none_has_value =
+      !answer && metric && !pods.empty() && diagnosis.answer.starts_with("404 ");
+  if (!answer && !none_has_value) return;
+  if (values.empty() && (diagnosis.cause.empty() || none_has_value)) {
     diagnosis.cause = pods.empty()
                           ? "the scale target's selector \"" + selector + "\" selects no pod"
                           : "none of the " + std::to_string(pods.size()) + " pods of \"" +

@@ -512,6 +512,10 @@ class DoctorTest(unittest.TestCase):
         for pod in metric["pods"]:
             self.assertIn('no series with pod_name="%s"' % pod["name"], pod["whyNoValue"])
         self.assertEqual(metric["replicas"]["error"], "did not receive metrics for any ready pods")
+        # What the HPA itself reads: the server's 404 names the cause too.
+        self.assertIn('404 NotFound: the server could not find the metric duty_cycle_current for '
+                      'pods: none of the %d pods matching "app=web" has a value: '
+                      % len(WEB_PODS), metric["answer"])
 
     def test_series_under_another_namespace(self):
         entry = self.checked("resnet-wrong-namespace", 1)

@@ -32,6 +32,7 @@ RECORDING_RULES = """groups:
 
 PROCS = EXPORTER = PROMETHEUS = KUBE = ADAPTER = None
 PODS = []  # the pod objects the fake Kubernetes API holds
+UNSCHEDULED_PODS = ["whisper-asr-5d8f7b6c9-q2x7k", "whisper-asr-5d8f7b6c9-w4n8m"]
 
 
 def cluster_objects(exporter):
@@ -45,6 +46,8 @@ def cluster_objects(exporter):
                                    "labels": {"app": app, "pod-template-hash": "7c9f6b5d4"}}
     pods[BERT + "-7c9f6b5d4-pend1"] = {"name": BERT + "-7c9f6b5d4-pend1",
                                        "namespace": "default", "labels": {"app": BERT}}
+    for pod in UNSCHEDULED_PODS:  # a Deployment none of whose pods has a GPU yet
+        pods[pod] = {"name": pod, "namespace": "default", "labels": {"app": "whisper-asr"}}
     return {
         "pods": sorted(pods.values(), key=lambda p: p["name"]),
         "services": [{"name": "dcgm-exporter", "namespace": "default",
@@ -141,6 +144,18 @@ class HpaPodsMetricTest(unittest.TestCase):
             "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/%2A/duty_cycle_current"
             "?labelSelector=app%3Dnothing-here", headers=HPA_ACCEPT)
         self.assertEqual((200, []), (status, body["items"]))
+
+    def test_pods_without_any_value_are_404_naming_why(self):
+        # What `kubectl describe hpa` shows for a Deployment none of whose pods has a series:
+        # kubectl, as a real client, prints the Status message.
+        code, out, err = ADAPTER.kubectl_raw(
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/%2A/duty_cycle_current"
+            "?labelSelector=app%3Dwhisper-asr")
+        self.assertNotEqual(0, code, out)
+        self.assertIn("(NotFound)", err)
+        self.assertRegex(err, r'the server could not find the metric duty_cycle_current for pods: '
+                         r'none of the %d pods matching "app=whisper-asr" has a value: '
+                         r"rules\[\d+\]'s query returned no sample" % len(UNSCHEDULED_PODS))
 
     def test_a_thousand_hpa_polls_cause_a_handful_of_lists(self):
         path = "/api/v1/namespaces/default/pods"

@@ -241,6 +241,45 @@ TEST_F(CustomMetricsHandlerTest, NoListedObjectsIsAnEmptyListWithoutAQuery) {
   EXPECT_TRUE(prometheus_->queries.empty());
 }
 
+// An HPA's Pods request: the labelSelector matched pods, none of which got a value. The 404's
+// message (which `kubectl describe hpa` shows) says so and why; one pod with a value is a list.
+TEST_F(CustomMetricsHandlerTest, MatchedObjectsWithoutAnyValueAre404NamingTheCause) {
+  lister_->names = {"web-a", "web-b"};
+  std::vector<prometheus::Sample> samples;
+  prometheus_->answer = [&samples](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = samples;
+    return result;
+  };
+  auto r = request("default", "pods", "*", "duty_cycle_current");
+  r.label_selector = "app=web";
+  const std::string rule =
+      relister_->snapshot()->findCustom("pods", "duty_cycle_current")->rule->id;
+  const std::string head =
+      "the server could not find the metric duty_cycle_current for pods: none of the 2 pods "
+      "matching \"app=web\" has a value: ";
+
+  std::string message;
+  EXPECT_EQ(errorCode(r, &message), 404);
+  EXPECT_EQ(message, head + rule + "'s query returned no sample");
+
+  samples = {sample({{"pod_name", "web-a"}}, std::nan("")),
+             sample({{"pod_name", "web-b"}}, std::numeric_limits<double>::infinity())};
+  EXPECT_EQ(errorCode(r, &message), 404);
+  EXPECT_EQ(message, head + "their samples are not a number (NaN, ±Inf or an exporter's blank)");
+
+  samples = {sample({{"pod_name", "web-old"}}, 3), sample({{"namespace_name", "default"}}, 4)};
+  EXPECT_EQ(errorCode(r, &message), 404);
+  EXPECT_EQ(message, head + rule +
+                         "'s query returned 2 sample(s), none with pod_name naming one of them "
+                         "(one names pod_name=\"web-old\")");
+
+  samples.push_back(sample({{"pod_name", "web-b"}}, 7));
+  Json list = handler_->handle(r);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["describedObject"]["name"], "web-b");
+}
+
 TEST_F(CustomMetricsHandlerTest, ErrorsCarryTheRightCode) {
   std::string message;
   EXPECT_EQ(errorCode(request("default", "pods", "*", "duty_cycle_curent"), &message), 404);
