@@ -18,8 +18,9 @@ case ${1:-} in
   # chromium: the forecast test renders the observer page headless and looks at the PNG.
   # victoria-metrics: the second engine of tests/integration/test_victoriametrics.py.
   # bubblewrap: tests/integration/test_helm_chart.py starts the adapter in the chart pod's view.
-  "") packages+=(clang-format clang-14 libclang-rt-14-dev clang-tidy-14 chromium victoria-metrics
-              bubblewrap unzip) ;;
+  # lld-14: links the sanitizer build's 70-100 MB binaries five times faster than GNU ld.
+  "") packages+=(clang-format clang-14 libclang-rt-14-dev lld-14 clang-tidy-14 chromium
+              victoria-metrics bubblewrap unzip) ;;
   *) echo "usage: scripts/install-deps.sh [--demo]" >&2; exit 2 ;;
 esac
 missing=()
