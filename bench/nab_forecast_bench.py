@@ -9,7 +9,9 @@ EC2/RDS CPU utilisation per 5 minutes (realAWSCloudwatch).
 
 Each trace is shifted so its last sample is at the current minute (spacing kept), written as
 OpenMetrics `nab_demand{trace="...",sampling="5m"}` (plus a `sampling="30m"` variant that keeps
-every 6th sample with --resample 30m), backfilled with promtool into one real Prometheus
+every 6th sample with --resample 30m, read as it is, where Prometheus's 5-minute lookback leaves
+gaps, and with --held also through `last_over_time(...[30m])`, where every step holds the latest
+sample), backfilled with promtool into one real Prometheus
 (tests/integration/harness.py) and replayed by the real binary: one forecastRule per trace at
 the documented defaults (history 7d, step 1m, horizon 10m, quantile 0.5) and
 `metrics-adapter forecast backtest --days N --output json`. The same grid is then read from
@@ -106,6 +108,10 @@ def parse_args():
     parser.add_argument("--resample-traces",
                         help="comma-separated names that get the --resample variants "
                              "(default: every selected trace)")
+    parser.add_argument("--held", action="store_true",
+                        help="also replay each --resample variant read through last_over_time "
+                             "over its spacing (rows \"30m held\"): every step holds the latest "
+                             "sample, and the next one falls inside the horizon at some steps")
     parser.add_argument("--days", type=int, default=2, help="days replayed (default 2)")
     parser.add_argument("--threshold-quantile", type=float,
                         help="also score lead times, at this quantile of each trace's replayed "
@@ -203,8 +209,15 @@ def write_backfill(path, series, last_at, span_s):
     return written
 
 
-def series_query(trace, sampling):
-    return 'nab_demand{trace="%s",sampling="%s"}' % (trace, sampling_name(sampling))
+def series_query(trace, sampling, held=False):
+    """The rule's query; `held`: through last_over_time over the spacing, so that a coarse
+    variant has a value at every step (the latest sample) instead of the lookback's gaps."""
+    query = 'nab_demand{trace="%s",sampling="%s"}' % (trace, sampling_name(sampling))
+    return "last_over_time(%s[%s])" % (query, sampling_name(sampling)) if held else query
+
+
+def row_name(sampling, held):
+    return sampling_name(sampling) + (" held" if held else "")
 
 
 def wait_for_backfill(prometheus, written, last_at, span_s):
@@ -479,9 +492,9 @@ def write_config(path, query):
 def evaluate(job):
     """Replays one trace at one sampling with the binary and the baselines; a record for the
     report."""
-    query = series_query(job["trace"], job["sampling"])
-    config = os.path.join(job["workdir"], "%s-%s.yaml" % (job["trace"],
-                                                          sampling_name(job["sampling"])))
+    query = series_query(job["trace"], job["sampling"], job["held"])
+    config = os.path.join(job["workdir"], "%s-%s.yaml" % (
+        job["trace"], row_name(job["sampling"], job["held"]).replace(" ", "-")))
     write_config(config, query)
     # The backtest ends at the wall clock's minute: read the grid and run it within one minute,
     # so both replay the same steps (otherwise read and run again).
@@ -510,7 +523,8 @@ def evaluate(job):
              "model"}
     return {
         "trace": job["trace"],
-        "sampling": sampling_name(job["sampling"]),
+        "sampling": row_name(job["sampling"], job["held"]),
+        "held": job["held"],
         "ours": {k: ours.get(k) for k in ("mape", "underForecastRatio", "leadTimeSeconds",
                                           "crossings", "points")},
         "model": ours.get("model"),
@@ -632,25 +646,29 @@ def main():
         jobs = [{"trace": trace, "sampling": sampling, "url": prometheus.url,
                  "adapter": args.adapter, "workdir": procs.workdir, "days": args.days,
                  "threshold_quantile": args.threshold_quantile,
-                 "refit_steps": args.hw_refit_minutes * 60 // STEP_S, "last_at": last_at}
-                for trace, sampling in series]
+                 "refit_steps": args.hw_refit_minutes * 60 // STEP_S, "last_at": last_at,
+                 "held": held}
+                for trace, sampling in series
+                for held in ((False, True) if args.held and sampling != NATIVE_SPACING_S
+                             else (False,))]
         with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(evaluate, job): job for job in jobs}
             for future in concurrent.futures.as_completed(futures):
                 job = futures[future]
                 try:
                     records.append(future.result())
-                    print("  %s %s done" % (job["trace"], sampling_name(job["sampling"])),
+                    print("  %s %s done" % (job["trace"], row_name(job["sampling"], job["held"])),
                           file=sys.stderr)
                 except Exception as error:  # one trace failing does not hide the others
-                    failures.append("%s %s: %s" % (job["trace"], sampling_name(job["sampling"]),
-                                                   error))
+                    failures.append("%s %s: %s" % (
+                        job["trace"], row_name(job["sampling"], job["held"]), error))
     finally:
         procs.stop_all()
     elapsed = time.monotonic() - started
 
     order = {key: i for i, key in enumerate(series)}
-    records.sort(key=lambda r: order[(r["trace"], parse_duration(r["sampling"]))])
+    records.sort(key=lambda r: (order[(r["trace"], parse_duration(r["sampling"].split()[0]))],
+                                r["held"]))
     with_leads = args.threshold_quantile is not None
     print("forecast backtest vs baselines: replay of the last %d days, step 1m, horizon 10m, "
           "history 7d, quantile %s; MAPE and under-forecast against the actual maximum over "
@@ -681,7 +699,7 @@ def main():
         print("note: %s was rebuilt during the bench; the rows come from different builds"
               % args.adapter)
     print("%d replays in %.0f s on %d CPUs (%d at once)"
-          % (len(series), elapsed, os.cpu_count(), args.jobs))
+          % (len(jobs), elapsed, os.cpu_count(), args.jobs))
     for failure in failures:
         print("FAILED: " + failure)
     if args.json:

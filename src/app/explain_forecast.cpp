@@ -12,6 +12,7 @@
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/forecast/forecast_service.h"
 #include "metrics_adapter/forecast/observer_page.h"
+#include "metrics_adapter/forecast/selection.h"
 #include "metrics_adapter/promql/label_selector.h"
 
 namespace metrics_adapter::app {
@@ -38,11 +39,16 @@ std::string percentText(double fraction) {
   return text.str();
 }
 
-// The series' own spacing, and a warning when the rule's step is finer than the data.
+// The series' own spacing (and, for a series forecast on its own samples, when the next one is
+// due against the window served now), and a warning when the rule's step is finer than the data.
 void printSampling(std::ostream& out, const config::ForecastRule& rule,
-                   const forecast::Sampling& sampling) {
+                   const forecast::Forecast& forecast, std::size_t window_index) {
+  const forecast::Sampling& sampling = forecast.sampling;
   if (sampling.samples == 0) return;
-  out << "      sampling: " << forecast::samplingText(sampling, rule.step.count()) << "\n";
+  out << "      sampling: "
+      << forecast::servedSamplingText(forecast, rule.step,
+                                      static_cast<int>(rule.horizon / rule.step), window_index)
+      << "\n";
   if (sampling.spacing_steps > 1) {
     out << "      warning: step " << rule.step.count() << "s is finer than the data (a new value "
         << "every " << sampling.spacing_steps * static_cast<std::size_t>(rule.step.count())
@@ -107,7 +113,7 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
         << " (" << forecast::methodTitle(chosen.method)
         << ", max over the horizon, never below the latest"
         << "); " << chosen.why << "\n";
-    printSampling(out, rule, chosen.sampling);
+    printSampling(out, rule, chosen, window.index);
     for (const forecast::MethodScore& score : chosen.scores) {
       out << "      " << forecast::methodTitle(score.method) << ": MAPE " << percentText(score.mape)
           << ", under-forecast " << percentText(score.under_forecast_ratio) << " over "

@@ -57,8 +57,9 @@ std::vector<std::string> forecastSamplingWarnings(const config::AdapterConfig& c
         forecast::labelSetText(example->labels));
     if (widest * step > horizon) {
       warning += fmt::format(
-          ", and a series with no new value within the horizon ({}s) is "
-          "served as its latest value",
+          ", and a series sampled more coarsely than the horizon ({}s) is forecast on its own "
+          "samples: a window that holds a sample's due time is served that sample's forecast, "
+          "another the latest value",
           horizon);
     }
     warnings.push_back(std::move(warning));

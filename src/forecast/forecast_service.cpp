@@ -21,7 +21,7 @@ constexpr std::int64_t kRereadSteps = 2;
 constexpr seconds kRetryAfterFailure{10};
 
 // A series without a value for this long (or 5 steps, if longer) has ended, as Prometheus's
-// lookback for instant queries says: it is not served.
+// lookback for instant queries says: it is not served (a coarse series: see seriesLookback).
 constexpr seconds kSeriesLookback{300};
 
 constexpr float kNoValue = std::numeric_limits<float>::quiet_NaN();
@@ -81,6 +81,17 @@ std::optional<double> latestValue(const std::vector<float>& values, std::size_t 
 
 using Selectors = std::map<std::map<std::string, std::string>, SelectingForecaster>;
 
+// How many steps back a series' latest value may be and the series still be served. A series
+// sampled more coarsely than the lookback shows each sample for the lookback and then nothing
+// until the next one (a 30-minute scrape on a 1-minute grid, for 25 steps of every 30): it has
+// ended only when its own spacing has passed as well, as its selection read it.
+std::size_t seriesLookback(std::size_t lookback, Selectors::const_iterator found,
+                           const Selectors& selectors) {
+  if (found == selectors.end() || !found->second.selection()) return lookback;
+  const std::size_t spacing = found->second.selection()->sampling.spacing_steps;
+  return spacing > 1 ? lookback + spacing : lookback;
+}
+
 // The windows a refresh at `now` computes: every read until the forecast goes stale may start
 // its window that many steps after the last step read (`computed_at`).
 int leadSteps(const config::ForecastRule& rule, Clock::time_point computed_at,
@@ -111,9 +122,10 @@ std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule
       std::chrono::duration_cast<seconds>(result->computed_at.time_since_epoch()) / rule.step;
   Selectors kept;
   for (const GridSeries& series : history.series) {
-    const std::optional<double> latest = latestValue(series.values, lookback);
-    if (!latest) continue;
     auto found = selectors.find(series.labels);
+    const std::optional<double> latest =
+        latestValue(series.values, seriesLookback(lookback, found, selectors));
+    if (!latest) continue;
     auto [selector, added] = kept.try_emplace(
         series.labels,
         found != selectors.end()

@@ -114,7 +114,7 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
     observed.method = now.method;
     observed.why = now.why;
     if (selector.selection()) {
-      observed.sampling = samplingText(selector.selection()->sampling, rule.step.count());
+      observed.sampling = servedSamplingText(now, rule.step, horizon_steps, 0);
     }
     page.series.push_back(std::move(observed));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <utility>
 
@@ -277,36 +278,10 @@ Selection latestOnly(Sampling sampling, std::string why) {
   return selection;
 }
 
-}  // namespace
-
-int cautionRank(Method method) {
-  switch (method) {
-    case Method::kLatestValue:
-      return 0;
-    case Method::kCombinedLow:
-    case Method::kCombinedMean:
-      return 1;
-    case Method::kSeasonalNaiveDay:
-    case Method::kSeasonalNaiveWeek:
-    case Method::kHoltWinters:
-      return 2;
-    case Method::kSeasonal:
-      return 3;
-  }
-  return 0;
-}
-
-Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
-                       const ModelOptions& options, int lag_steps) {
-  const auto first_finite =
-      std::find_if(history.begin(), history.end(), [](float v) { return std::isfinite(v); });
-  const std::span<const float> x =
-      history.subspan(static_cast<std::size_t>(first_finite - history.begin()));
-  const Sampling sampling = analyseSampling(x);
-  if (x.empty()) return latestOnly(sampling, "no value in the history: nothing to serve");
-  if (step.count() <= 0) {
-    return latestOnly(sampling, "the step is not positive: serving the latest value");
-  }
+// selectMethod for a series scored on the grid it is read at; `x` starts at its first value.
+Selection selectOnGrid(std::span<const float> x, const Sampling& sampling,
+                       std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
+                       int lag_steps) {
   const double days = selectionDays(x.size(), step);
   if (step * static_cast<std::int64_t>(x.size()) < kMinimumHistory) {
     return latestOnly(sampling, fmt::format("only {:.1f} days of history; a forecast needs {} "
@@ -316,13 +291,6 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   const auto horizon = static_cast<std::size_t>(std::max(0, horizon_steps));
   if (x.size() <= 2 * horizon) {  // config limits the horizon to 24h, half the minimum history
     return latestOnly(sampling, "the horizon is as long as the history: serving the latest value");
-  }
-  if (sampling.spacing_steps > horizon) {
-    return latestOnly(
-        sampling,
-        fmt::format("{}: no new value is due within the horizon, so the latest value is what "
-                    "the horizon holds: serving it",
-                    samplingText(sampling, step.count())));
   }
 
   ModelOptions model_options = options;
@@ -467,14 +435,43 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
   return selection;
 }
 
-Forecast forecastWith(const Selection& selection, std::span<const float> history,
-                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
-                      int lead_steps) {
+// The horizon of a selection on a series' own samples: the next sample. No lag: until the next
+// sample is due, the history a forecast is made from holds the latest one.
+constexpr int kNextSample = 1;
+
+// A series sampled more coarsely than the horizon, selected on its own samples: each method
+// scored at every sample on the maximum of that sample and the next, the target of a window that
+// holds the next one's due time.
+Selection selectOnSamples(std::span<const float> x, const Sampling& sampling,
+                          std::chrono::seconds step, const ModelOptions& options) {
+  const std::vector<float> samples = nativeSamples(x, sampling.spacing_steps).values;
+  Selection selection =
+      selectOnGrid(samples, analyseSampling(samples),
+                   step * static_cast<std::int64_t>(sampling.spacing_steps), kNextSample, options,
+                   /*lag_steps=*/0);
+  selection.why = fmt::format("{}, so chosen on its own samples (a step below is a sample): {}",
+                              samplingText(sampling, step.count()), selection.why);
+  selection.sampling = sampling;
+  selection.on_samples = true;
+  return selection;
+}
+
+// What every forecast copies from the selection that chose its method.
+Forecast selectedForecast(const Selection& selection) {
   Forecast forecast;
   forecast.method = selection.method;
   forecast.scores = selection.scores;
   forecast.why = selection.why;
   forecast.sampling = selection.sampling;
+  forecast.on_samples = selection.on_samples;
+  return forecast;
+}
+
+// forecastWith for a series read on its grid (not on its own samples).
+Forecast forecastOnGrid(const Selection& selection, std::span<const float> history,
+                        std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
+                        int lead_steps) {
+  Forecast forecast = selectedForecast(selection);
   const double latest = latestFinite(history);
   ModelOptions model_options = options;
   model_options.sample_spacing_steps = selection.sampling.spacing_steps;
@@ -503,6 +500,146 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
   forecast.maximum =
       forecast.windows.empty() ? servedValue(forecast.values, latest) : forecast.windows.front();
   return forecast;
+}
+
+// The first of the due times next_due, next_due + spacing, ... at or after grid step `from`
+// (steps after the history's end), and which sample it is (1: the next one).
+struct DueSample {
+  std::int64_t at = 0;
+  std::int64_t number = 1;
+};
+
+DueSample firstDueFrom(std::int64_t next_due, std::int64_t spacing, std::int64_t from) {
+  if (from <= next_due) return {next_due, 1};
+  const std::int64_t passed = (from - next_due + spacing - 1) / spacing;
+  return {next_due + passed * spacing, passed + 1};
+}
+
+// forecastWith for a series forecast on its own samples: the selected method forecasts the
+// samples due up to the last window's end from the samples so far, and each window serves what
+// the selection scored (the served value over the latest sample and the next) when it holds a
+// sample's due time, and otherwise the value current at its start: the latest value until the
+// next sample is due.
+Forecast forecastOnSamples(const Selection& selection, std::span<const float> history,
+                           std::chrono::seconds step, int horizon_steps,
+                           const ModelOptions& options, int lead_steps) {
+  Forecast forecast = selectedForecast(selection);
+  const double latest = latestFinite(history);
+  const int horizon = std::max(0, horizon_steps);
+  const int lead = std::max(0, lead_steps);
+  forecast.values.assign(static_cast<std::size_t>(horizon + lead) + 1, latest);
+  forecast.windows.assign(static_cast<std::size_t>(lead) + 1, latest);
+  forecast.maximum = latest;
+  const auto spacing =
+      static_cast<std::int64_t>(std::max<std::size_t>(1, forecast.sampling.spacing_steps));
+  const NativeSamples native = nativeSamples(history, forecast.sampling.spacing_steps);
+  if (native.values.empty()) return forecast;
+  const std::int64_t next_due = spacing - static_cast<std::int64_t>(native.latest_age_steps);
+  forecast.next_sample_due = next_due;
+  const std::int64_t reach = horizon + lead;
+  // How many samples are due up to the last window's end.
+  const std::int64_t due_samples = firstDueFrom(next_due, spacing, reach + 1).number - 1;
+  if (due_samples == 0) return forecast;
+
+  Selection on_samples = selection;
+  on_samples.sampling = analyseSampling(native.values);
+  const Forecast next = forecastOnGrid(on_samples, native.values, step * spacing, kNextSample,
+                                       options, static_cast<int>(due_samples - 1));
+  forecast.why = next.why;
+  forecast.period = next.period;
+  for (std::int64_t h = 0; h <= reach; ++h) {
+    // The sample current at h: 0 the latest, n the n-th due since (next.values[n]).
+    const std::int64_t current = firstDueFrom(next_due, spacing, h + 1).number - 1;
+    if (current > 0) {
+      forecast.values[static_cast<std::size_t>(h)] = next.values[static_cast<std::size_t>(current)];
+    }
+  }
+  for (std::int64_t k = 0; k <= lead; ++k) {
+    const DueSample due = firstDueFrom(next_due, spacing, k);
+    forecast.windows[static_cast<std::size_t>(k)] =
+        due.at <= k + horizon ? next.windows[static_cast<std::size_t>(due.number - 1)]
+                              : forecast.values[static_cast<std::size_t>(k)];
+  }
+  if (!(forecast.values[0] >= latest)) forecast.values[0] = latest;
+  forecast.maximum = forecast.windows.front();
+  return forecast;
+}
+
+}  // namespace
+
+int cautionRank(Method method) {
+  switch (method) {
+    case Method::kLatestValue:
+      return 0;
+    case Method::kCombinedLow:
+    case Method::kCombinedMean:
+      return 1;
+    case Method::kSeasonalNaiveDay:
+    case Method::kSeasonalNaiveWeek:
+    case Method::kHoltWinters:
+      return 2;
+    case Method::kSeasonal:
+      return 3;
+  }
+  return 0;
+}
+
+Selection selectMethod(std::span<const float> history, std::chrono::seconds step, int horizon_steps,
+                       const ModelOptions& options, int lag_steps) {
+  const auto first_finite =
+      std::find_if(history.begin(), history.end(), [](float v) { return std::isfinite(v); });
+  const std::span<const float> x =
+      history.subspan(static_cast<std::size_t>(first_finite - history.begin()));
+  const Sampling sampling = analyseSampling(x);
+  if (x.empty()) return latestOnly(sampling, "no value in the history: nothing to serve");
+  if (step.count() <= 0) {
+    return latestOnly(sampling, "the step is not positive: serving the latest value");
+  }
+  // More than a horizon between samples: a window holds at most one new sample, and only some
+  // windows one; on the grid most steps would score the latest value against itself.
+  if (sampling.spacing_steps > static_cast<std::size_t>(std::max(1, horizon_steps))) {
+    return selectOnSamples(x, sampling, step, options);
+  }
+  return selectOnGrid(x, sampling, step, horizon_steps, options, lag_steps);
+}
+
+Forecast forecastWith(const Selection& selection, std::span<const float> history,
+                      std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
+                      int lead_steps) {
+  return selection.on_samples
+             ? forecastOnSamples(selection, history, step, horizon_steps, options, lead_steps)
+             : forecastOnGrid(selection, history, step, horizon_steps, options, lead_steps);
+}
+
+std::string nextSampleText(const Forecast& forecast, std::chrono::seconds step, int horizon_steps,
+                           std::size_t window_index) {
+  if (!forecast.on_samples || !forecast.next_sample_due) return "";
+  const auto spacing =
+      static_cast<std::int64_t>(std::max<std::size_t>(1, forecast.sampling.spacing_steps));
+  const std::int64_t next_due = *forecast.next_sample_due;
+  const auto time = [&step](std::int64_t steps) { return durationText(steps * step.count()); };
+  const auto from = static_cast<std::int64_t>(window_index);
+  const DueSample due = firstDueFrom(next_due, spacing, from);
+  const std::int64_t in = due.at - from;
+  const std::string when = in == 0 ? "due now" : "due in " + time(in);
+  const std::string window = time(std::max(0, horizon_steps));
+  if (in > horizon_steps) {
+    return fmt::format("next sample {}, after the {} window: {}", when, window,
+                       due.number == 1 ? "serving the latest value"
+                                       : "serving the forecast of the sample due before it");
+  }
+  const std::string by = forecast.method == Method::kLatestValue
+                             ? "serving the latest value, its samples' best forecast"
+                             : fmt::format("forecast by {}", methodTitle(forecast.method));
+  return fmt::format("next sample {}, inside the {} window: {}", when, window, by);
+}
+
+std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,
+                               int horizon_steps, std::size_t window_index) {
+  std::string text = samplingText(forecast.sampling, step.count());
+  const std::string next = nextSampleText(forecast, step, horizon_steps, window_index);
+  if (!next.empty()) text += "; " + next;
+  return text;
 }
 
 Forecast pendingForecast(std::span<const float> history, int horizon_steps, int lead_steps) {

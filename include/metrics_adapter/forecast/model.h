@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,6 +67,13 @@ struct Forecast {
   // forecast came from one method without a selection.
   std::vector<MethodScore> scores;
   Sampling sampling;  // the series' own spacing as the selection read it (samples 0: not read)
+  // Forecast on the series' own samples (Selection::on_samples): a window that holds the due
+  // time of a sample serves that sample's forecast, any other the value current at its start.
+  bool on_samples = false;
+  // With on_samples: grid steps from the history's end to the time the next sample is due, 1 to
+  // the spacing (a sample not seen at its time is taken for a repeat of the one before, as
+  // nativeSamples says); nullopt when the history has no sample.
+  std::optional<std::int64_t> next_sample_due;
 };
 
 // History of less than this cannot show a daily rhythm twice, the least the model needs.

@@ -53,6 +53,12 @@ struct Selection {
   std::vector<MethodScore> scores;     // every candidate's figures over the window, best first
   Sampling sampling;                   // the series' own spacing, as the history shows it
   HoltWintersParameters holt_winters;  // fitted at the selection, used until the next one
+  // A series sampled more coarsely than the horizon: at most one new sample lands in a window,
+  // and only in some windows. The method is chosen (and Holt-Winters fitted) on its own samples,
+  // one value per sample (nativeSamples), forecasting the next sample from each; forecastWith
+  // serves that forecast to a window that holds the next sample's due time, the latest value to
+  // one that does not.
+  bool on_samples = false;
 };
 
 // Chooses the method for a series whose history ends at its last index. Pure: the same history
@@ -67,6 +73,18 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
 Forecast forecastWith(const Selection& selection, std::span<const float> history,
                       std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
                       int lead_steps = 0);
+
+// For a series forecast on its own samples, the window that starts `window_index` steps after
+// the history's end: when the next sample is due and what serves, e.g. "next sample due in 7m,
+// inside the 10m window: forecast by Holt-Winters (1d season)" or "next sample due in 22m,
+// after the 10m window: serving the latest value"; "" for another series.
+std::string nextSampleText(const Forecast& forecast, std::chrono::seconds step, int horizon_steps,
+                           std::size_t window_index);
+
+// samplingText of the forecast's sampling, followed by nextSampleText when there is one: the
+// sampling line of explain, the backtest and the observer page.
+std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,
+                               int horizon_steps, std::size_t window_index);
 
 // The latest value, for a series whose first selection has not run yet (the service spreads the
 // first selections over refreshes so that a start does not pay them all at once).

@@ -226,6 +226,42 @@ TEST_F(ForecastServiceTest, AnEndedSeriesIsNoLongerServed) {
   EXPECT_EQ(forecasts->series[0].labels.at("workload"), "a");
 }
 
+TEST_F(ForecastServiceTest, ACoarseSeriesIsServedBetweenItsSamples) {
+  // A sample every 30 minutes, which a range query shows for Prometheus' 5-minute lookback and
+  // then not until the next one.
+  constexpr double kSpacing = 1800;
+  prometheus_->range_answer = [](const testing::FakePrometheus::RangeCall& call) {
+    prometheus::RangeSeries series;
+    series.labels = {{"workload", "batch"}};
+    for (auto t = call.start; t <= call.end; t += call.step) {
+      const double at = epochSeconds(t);
+      const double sample = at - std::fmod(at, kSpacing);
+      if (at - sample >= 300) continue;
+      series.times.push_back(at);
+      series.values.push_back(demandAt(sample, 0));
+    }
+    prometheus::RangeResult result;
+    result.series.push_back(std::move(series));
+    return result;
+  };
+  // Two minutes after a sample, then every minute over the next samples' spacing.
+  const double first = epochSeconds(kNow) - std::fmod(epochSeconds(kNow), kSpacing) + 120 + 15;
+  const Clock::time_point start{seconds(static_cast<std::int64_t>(first))};
+  std::size_t due_inside = 0;
+  for (int minute = 0; minute <= 35; ++minute) {
+    service_.refresh({waveRule()}, start + minutes(minute));
+    const auto forecasts = service_.forecasts("demand_forecast");
+    ASSERT_EQ(forecasts->series.size(), 1u) << minute;
+    const Forecast& forecast = forecasts->series[0].forecast;
+    EXPECT_TRUE(forecast.on_samples) << minute << ": " << forecast.why;
+    ASSERT_TRUE(forecast.next_sample_due.has_value()) << minute;
+    due_inside += *forecast.next_sample_due <= 10 ? 1 : 0;
+  }
+  // The 10-minute window holds the next sample's due time when the last step read is 20 to 29
+  // minutes after a sample (at 30 the step read holds the next one).
+  EXPECT_EQ(due_inside, 10u);
+}
+
 TEST_F(ForecastServiceTest, FailuresKeepTheLastForecastAndAreRetried) {
   prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
   service_.refresh({waveRule()}, kNow);

@@ -36,12 +36,14 @@ double latestOf(std::span<const float> values) {
 }
 
 // A scrape every `spacing` minutes read on the 1-minute grid with Prometheus' 5-minute
-// lookback: each sample repeats until the next one, for at most 5 steps.
-std::vector<float> sampledEvery(const std::vector<float>& minutes, std::size_t spacing) {
+// lookback (or another `lookback`): each sample repeats until the next one, for at most
+// `lookback` steps.
+std::vector<float> sampledEvery(const std::vector<float>& minutes, std::size_t spacing,
+                                std::size_t lookback = 5) {
   std::vector<float> grid(minutes.size(), kNaN);
   for (std::size_t i = 0; i < minutes.size(); ++i) {
     const std::size_t sample = i - i % spacing;
-    if (i - sample < std::min<std::size_t>(spacing, 5)) grid[i] = minutes[sample];
+    if (i - sample < std::min(spacing, lookback)) grid[i] = minutes[sample];
   }
   return grid;
 }
@@ -121,18 +123,190 @@ TEST(MethodSelectionTest, FiveMinuteSamplesAreReadAsSuch) {
   EXPECT_NE(forecast.why.find("MAPE"), std::string::npos) << forecast.why;
 }
 
-TEST(MethodSelectionTest, ThirtyMinuteSamplesServeTheLatestValueAndSayWhy) {
-  const auto minutes = synthetic::generateLoad(dailyShape(0.05, 5), 7 * kMinutesPerDay);
-  const auto series = sampledEvery(minutes, 30);
-  Selection selection;
-  const Forecast forecast = selectAndForecast(series, selection);
-  EXPECT_EQ(selection.sampling.spacing_steps, 30u);
-  EXPECT_NEAR(selection.sampling.coverage, 5.0 / 30, 0.01);
-  EXPECT_EQ(selection.method, Method::kLatestValue);
-  EXPECT_NE(forecast.why.find("no new value is due within the horizon"), std::string::npos)
-      << forecast.why;
-  EXPECT_NE(forecast.why.find("every 30 steps (30m)"), std::string::npos) << forecast.why;
-  EXPECT_EQ(forecast.maximum, latestOf(series));
+// A 30-minute scrape of a daily rhythm, read on the 1-minute grid with a 10-minute horizon: a
+// new sample is due inside the window [end, end + horizon] when the history ends 20 or more
+// minutes after the latest sample.
+constexpr std::size_t kCoarse = 30;
+constexpr std::size_t kWeek = 7 * kMinutesPerDay;
+
+struct CoarseSeries {
+  std::vector<float> minutes;  // the demand, every minute
+  std::vector<float> grid;     // what the rule reads: a sample every kCoarse minutes
+
+  explicit CoarseSeries(std::size_t days)
+      : minutes(synthetic::generateLoad(dailyShape(0.05, 5), days * kMinutesPerDay)),
+        grid(sampledEvery(minutes, kCoarse)) {}
+
+  // The rule's history (a week) ending at `end`.
+  std::span<const float> historyTo(std::size_t end) const {
+    return std::span(grid).subspan(end + 1 - kWeek, kWeek);
+  }
+
+  // What `selection`'s method serves over the latest sample and the next, from the series' own
+  // samples up to `end` (every kCoarse-th minute of its week), without the grid.
+  double servedOnSamples(const Selection& selection, std::size_t end) const {
+    std::vector<float> samples;
+    for (std::size_t i = end + 1 - kWeek; i <= end; ++i) {
+      if (i % kCoarse == 0) samples.push_back(minutes[i]);
+    }
+    Selection on_samples = selection;
+    on_samples.on_samples = false;
+    on_samples.sampling = analyseSampling(samples);
+    return forecastWith(on_samples, samples, kStep * static_cast<int>(kCoarse), 1, {}).maximum;
+  }
+
+  // The target: the actual maximum over [from, from + horizon] on the grid.
+  double actualMax(std::size_t from) const {
+    double result = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = from; i <= from + kHorizon; ++i) {
+      if (std::isfinite(grid[i])) result = std::max<double>(result, grid[i]);
+    }
+    return result;
+  }
+};
+
+TEST(CoarseSeriesTest, TheSampleDueInsideTheWindowIsForecastAndBeatsTheLatestValue) {
+  const CoarseSeries series(10);
+  // Every history of the last two days that ends 25 minutes after a sample: the next one is due
+  // in 5 minutes.
+  double served_error = 0;
+  double latest_error = 0;
+  std::size_t forecast_differs = 0;
+  for (std::size_t end = 8 * kMinutesPerDay + 25; end + kHorizon < series.grid.size();
+       end += kCoarse) {
+    const std::span<const float> history = series.historyTo(end);
+    const Selection selection = selectMethod(history, kStep, kHorizon, {});
+    ASSERT_TRUE(selection.on_samples) << selection.why;
+    const Forecast forecast = forecastWith(selection, history, kStep, kHorizon, {});
+    ASSERT_EQ(forecast.next_sample_due, 5);
+    const double latest = latestOf(history);
+    EXPECT_EQ(forecast.maximum, series.servedOnSamples(selection, end)) << end;
+    EXPECT_GE(forecast.maximum, latest);
+    forecast_differs += forecast.maximum != latest ? 1 : 0;
+    const double actual = series.actualMax(end);
+    served_error += std::abs(forecast.maximum - actual) / actual;
+    latest_error += std::abs(latest - actual) / actual;
+  }
+  EXPECT_GT(forecast_differs, 0u);
+  EXPECT_LT(served_error, latest_error * (1 - kSelectionMargin));
+}
+
+TEST(CoarseSeriesTest, TheSelectionScoresOneValuePerSample) {
+  const CoarseSeries series(8);
+  const std::size_t end = series.grid.size() - 1;
+  const Selection selection = selectMethod(series.historyTo(end), kStep, kHorizon, {});
+  EXPECT_EQ(selection.sampling.spacing_steps, kCoarse);
+  EXPECT_NEAR(selection.sampling.coverage, 5.0 / kCoarse, 0.01);
+  EXPECT_TRUE(selection.on_samples);
+  const MethodScore* latest = scoreOf(selection, Method::kLatestValue);
+  ASSERT_NE(latest, nullptr) << selection.why;
+  // The 2-day window holds 96 samples (and 2,880 grid steps, 480 of them with a value).
+  const auto samples = static_cast<std::size_t>(kSelectionWindow / std::chrono::minutes(kCoarse));
+  EXPECT_LE(latest->points, samples);
+  EXPECT_GT(latest->points, samples / 2);
+  EXPECT_TRUE(selection.why.starts_with(samplingText(selection.sampling, kStep.count()) +
+                                        ", so chosen on its own samples"))
+      << selection.why;
+}
+
+TEST(CoarseSeriesTest, NoSampleDueServesTheLatestValueAndSaysWhen) {
+  const CoarseSeries series(8);
+  const std::size_t end = 7 * kMinutesPerDay + 7 * 60 + 5;  // 07:05, on the ramp
+  const std::span<const float> history = series.historyTo(end);
+  const Selection selection = selectMethod(history, kStep, kHorizon, {});
+  const Forecast forecast = forecastWith(selection, history, kStep, kHorizon, {}, 3);
+  const double latest = latestOf(history);
+  EXPECT_EQ(forecast.maximum, latest);
+  for (const double window : forecast.windows) EXPECT_EQ(window, latest);
+  EXPECT_EQ(nextSampleText(forecast, kStep, kHorizon, 0),
+            "next sample due in 25m, after the 10m window: serving the latest value");
+  EXPECT_EQ(servedSamplingText(forecast, kStep, kHorizon, 2),
+            samplingText(selection.sampling, kStep.count()) +
+                "; next sample due in 23m, after the 10m window: serving the latest value");
+}
+
+TEST(CoarseSeriesTest, ASampleDueAtTheWindowsEndIsInsideItOneStepLaterIsNot) {
+  const CoarseSeries series(8);
+  const std::size_t sample = 7 * kMinutesPerDay + 7 * 60;  // 07:00, on the ramp
+  const auto forecastAt = [&](std::size_t end, int lead) {
+    const std::span<const float> history = series.historyTo(end);
+    const Selection selection = selectMethod(history, kStep, kHorizon, {});
+    return std::pair(forecastWith(selection, history, kStep, kHorizon, {}, lead),
+                     series.servedOnSamples(selection, end));
+  };
+  // Due in 10 minutes: at the end of [end, end + 10m].
+  const auto [at_end, served_at_end] = forecastAt(sample + kCoarse - kHorizon, 0);
+  EXPECT_GT(served_at_end, latestOf(series.historyTo(sample)));  // the ramp is forecast
+  EXPECT_EQ(at_end.maximum, served_at_end);
+  EXPECT_EQ(nextSampleText(at_end, kStep, kHorizon, 0),
+            "next sample due in 10m, inside the 10m window: forecast by " +
+                std::string(methodTitle(at_end.method)));
+  // Due in 11 minutes: one step after the window.
+  const auto [after, served_after] = forecastAt(sample + kCoarse - kHorizon - 1, 0);
+  EXPECT_EQ(after.maximum, latestOf(series.historyTo(sample)));
+  EXPECT_NE(after.maximum, served_after);
+  // Due in 12 minutes, windows read 0 to 3 steps after the history's end: the windows that
+  // start 2 and 3 steps later hold the sample's due time.
+  const auto [lead, served_lead] = forecastAt(sample + kCoarse - kHorizon - 2, 3);
+  ASSERT_EQ(lead.windows.size(), 4u);
+  const double latest = latestOf(series.historyTo(sample));
+  EXPECT_EQ(lead.windows[0], latest);
+  EXPECT_EQ(lead.windows[1], latest);
+  EXPECT_EQ(lead.windows[2], served_lead);
+  EXPECT_EQ(lead.windows[3], served_lead);
+  EXPECT_EQ(nextSampleText(lead, kStep, kHorizon, 1),
+            "next sample due in 11m, after the 10m window: serving the latest value");
+  EXPECT_EQ(nextSampleText(lead, kStep, kHorizon, 3),
+            "next sample due in 9m, inside the 10m window: forecast by " +
+                std::string(methodTitle(lead.method)));
+}
+
+TEST(CoarseSeriesTest, ASampleNotSeenAtItsTimeKeepsTheSchedule) {
+  // A query that holds each sample until the next (last_over_time over the spacing), and a
+  // sample at 07:00 equal to the one before: the grid shows no new value then.
+  CoarseSeries series(8);
+  const std::size_t repeated = 7 * kMinutesPerDay + 7 * 60;
+  series.minutes[repeated] = series.minutes[repeated - kCoarse];
+  series.grid = sampledEvery(series.minutes, kCoarse, kCoarse);
+  const std::size_t end = repeated + 25;  // 55 minutes after the last value that changed
+  const std::span<const float> history = series.historyTo(end);
+  const Selection selection = selectMethod(history, kStep, kHorizon, {});
+  EXPECT_EQ(selection.sampling.spacing_steps, kCoarse);
+  const Forecast forecast = forecastWith(selection, history, kStep, kHorizon, {});
+  EXPECT_EQ(forecast.next_sample_due, 5);
+  EXPECT_EQ(forecast.maximum, series.servedOnSamples(selection, end));
+  EXPECT_EQ(nextSampleText(forecast, kStep, kHorizon, 0),
+            "next sample due in 5m, inside the 10m window: forecast by " +
+                std::string(methodTitle(forecast.method)));
+  // Two minutes later on the lookback's grid, where a missed scrape leaves a gap: the next
+  // sample is due a spacing after the one missed.
+  series.grid = sampledEvery(series.minutes, kCoarse);
+  for (std::size_t i = repeated; i < repeated + 5; ++i) series.grid[i] = kNaN;
+  const std::span<const float> missed = series.historyTo(repeated + 2);
+  const Forecast later =
+      forecastWith(selectMethod(missed, kStep, kHorizon, {}), missed, kStep, kHorizon, {});
+  EXPECT_EQ(later.next_sample_due, kCoarse - 2);
+  EXPECT_EQ(later.maximum, latestOf(missed));
+}
+
+TEST(CoarseSeriesTest, TheReplayForecastsTheDueSamplesAndSaysWhen) {
+  const CoarseSeries series(8);
+  GridHistory history;
+  history.start = Clock::time_point(std::chrono::hours(24 * 20000));  // a midnight
+  history.length = series.grid.size();
+  history.series.push_back(GridSeries{.labels = {{"pod", "a"}}, .values = series.grid});
+  config::ForecastRule rule;
+  rule.name = "demand";
+  const ObserverPageData page = replayHistory(rule, history, kMinutesPerDay, {}, {});
+  ASSERT_EQ(page.series.size(), 1u);
+  const ObservedSeries& replayed = page.series[0];
+  // The history ends at 23:59, 29 minutes after the latest sample.
+  EXPECT_NE(replayed.sampling.find("; next sample due in 1m, inside the 10m window"),
+            std::string::npos)
+      << replayed.sampling;
+  ASSERT_FALSE(replayed.baselines.empty());
+  ASSERT_EQ(replayed.baselines[0].method, Method::kLatestValue);
+  EXPECT_LT(replayed.replay.mape, replayed.baselines[0].replay.mape);
 }
 
 TEST(MethodSelectionTest, GapsDoNotStopTheSelection) {
