@@ -6,7 +6,10 @@
 #   scripts/build.sh [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# MA_UNITY_ALL=ON (the test gate, the demo: builds from nothing) batches the modules otherwise
+# compiled file by file for quick rebuilds after an edit; given on every run so that it never
+# sticks to build/ from an earlier one.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMA_UNITY_ALL="${MA_UNITY_ALL:-OFF}" >/dev/null
 targets=()
 (($#)) && targets=(--target "$@")
 cmake --build build -j"$(nproc)" "${targets[@]}"

@@ -46,7 +46,7 @@ fi
 # The sanitizer build: clang for everything, line tables only (fast to build, still readable
 # stacks). scripts/test.sh builds its sanitized tests and fuzz targets the same way.
 cmake -S . -B "$build_dir" -DMA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DMA_UNITY_ALL=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O$opt -gline-tables-only" >/dev/null
 if ((build_only)); then
   cmake --build "$build_dir" -j"$(nproc)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test gate: install dependencies, format check, build, unit and integration tests;
-# then (built while those run) the same tests again in a clang AddressSanitizer +
-# UndefinedBehaviorSanitizer (+ leak checking) build, where the libFuzzer targets also run for a
-# fixed number of inputs each, and clang-tidy over src/ (.clang-tidy). Any sanitizer report or
-# tidy finding fails the gate. Every stage prints how long it took.
+# The whole test gate: install dependencies, format check, the g++ build of the server with its
+# integration tests and the allocation counts; then (built while those run) a clang
+# AddressSanitizer + UndefinedBehaviorSanitizer (+ leak checking) build, where the unit tests,
+# the integration tests again and the libFuzzer targets (a fixed number of inputs each) run,
+# and clang-tidy over src/ (.clang-tidy). Any sanitizer report or tidy finding fails the gate.
+# Every stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,27 +30,36 @@ stage "format and layering check"
 git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
 python3 scripts/check_layers.py
 
-stage "build"
-scripts/build.sh
-
-stage "tests, alongside the sanitizer build (clang, ASan+UBSan, fuzz targets)"
-# The tests mostly wait on Prometheus and the adapters they start (a third of two cores); the
-# sanitizer build, niced so that the tests' timing stays as on a quiet machine, takes the CPU
-# they leave. Its output is kept in a file and printed once the tests are done.
+# The two builds are CPU-bound and the tests mostly wait (on Prometheus, on the adapters they
+# start): so the sanitizer build starts at once, niced, and takes whatever CPU the g++ build
+# and then the g++ tests leave. Its output is kept in a file and printed when it is waited for.
 sanitizer_log=$(mktemp)
 (
   nice -n 10 scripts/fuzz.sh --build --build-dir build-asan --opt 0
-  echo "-- the sanitizer build took $(($(date +%s) - stage_start))s"
+  echo "-- the sanitizer build took $(($(date +%s) - gate_start))s from the gate's start"
 ) >"$sanitizer_log" 2>&1 &
 sanitizer_build=$!
+finish_sanitizer_build() {
+  local status=0
+  wait "$sanitizer_build" || status=$?
+  # Warnings and errors, not the progress lines.
+  grep -v '^\[ *[0-9]*%\]' "$sanitizer_log" || true
+  rm -f "$sanitizer_log"
+  return $status
+}
+
+stage "build (g++: the server and the allocation tests), the sanitizer build beside it"
+# The unit tests are compiled and run once, in the sanitizer build: there they also check
+# memory and undefined behaviour. Here the shipped server runs the integration tests, and the
+# allocation counts need the sanitizers off. (scripts/build.sh with no target builds them all.)
+MA_UNITY_ALL=ON scripts/build.sh metrics-adapter alloc_discovery || { finish_sanitizer_build || true; exit 1; }
+
+stage "integration and allocation tests (g++ build), the sanitizer build beside them"
 tests_status=0
-(cd build && ctest --output-on-failure --timeout 600 -j2) || tests_status=$?
+(cd build && ctest --output-on-failure --timeout 600 -j3 -L 'integration|alloc') || tests_status=$?
 echo "-- tests took $(($(date +%s) - stage_start))s"
 sanitizer_status=0
-wait "$sanitizer_build" || sanitizer_status=$?
-# Warnings and errors, not the progress lines.
-grep -v '^\[ *[0-9]*%\]' "$sanitizer_log" || true
-rm -f "$sanitizer_log"
+finish_sanitizer_build || sanitizer_status=$?
 if ((tests_status || sanitizer_status)); then
   echo "tests: exit $tests_status; sanitizer build: exit $sanitizer_status" >&2
   exit 1

@@ -60,7 +60,7 @@ std::string dumpJson(const Json& body, bool pretty) {
   return text;
 }
 
-std::string compactJson(const Json& body) { return dumpJson(body, false); }
+std::string compactJsonLine(const Json& body) { return dumpJson(body, false); }
 
 server::HttpResponse jsonResponse(int status, const Json& body, bool pretty) {
   server::HttpResponse response;
@@ -92,7 +92,7 @@ class RenderedDocuments {
   Document get(const Snapshot& snapshot, std::string_view document,
                const std::function<Json()>& render) {
     return getText(
-        snapshot, document, [&render] { return compactJson(render()); }, false);
+        snapshot, document, [&render] { return compactJsonLine(render()); }, false);
   }
 
   // The same for a document written as text by `render`, with its ETag when `with_etag`.
@@ -166,7 +166,7 @@ server::HttpResponse discoveryResponse(const RenderedDocuments::Snapshot& snapsh
 template <Json (*kDocument)()>
 server::HttpResponse fixedResponse(bool pretty) {
   if (pretty) return jsonResponse(200, kDocument(), true);
-  static const auto kBody = std::make_shared<const std::string>(compactJson(kDocument()));
+  static const auto kBody = std::make_shared<const std::string>(compactJsonLine(kDocument()));
   return sharedResponse(kBody);
 }
 

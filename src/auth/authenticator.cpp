@@ -19,7 +19,7 @@ namespace {
 constexpr std::string_view kAuthenticatedGroup = "system:authenticated";
 constexpr std::string_view kUnauthenticatedGroup = "system:unauthenticated";
 
-using Outcome = AuthenticationResult::Outcome;
+using AuthnOutcome = AuthenticationResult::Outcome;
 
 std::string_view trimmed(std::string_view text) {
   const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
@@ -86,7 +86,7 @@ AuthenticationResult authenticated(UserInfo user, std::string reason) {
       !contains(user.groups, kUnauthenticatedGroup)) {
     user.groups.emplace_back(kAuthenticatedGroup);
   }
-  return {Outcome::kAuthenticated, std::move(user), std::move(reason)};
+  return {AuthnOutcome::kAuthenticated, std::move(user), std::move(reason)};
 }
 
 std::string joined(const std::vector<std::string>& parts) {
@@ -98,12 +98,20 @@ std::string joined(const std::vector<std::string>& parts) {
   return text;
 }
 
-// A configuration made ready for use: the CA bundles parsed once.
-struct Trust {
+}  // namespace
+
+// A configuration made ready for use: the CA bundles parsed once. Outside the anonymous
+// namespace because Authenticator::Impl holds one (g++ warns of that when the module is
+// compiled as one batch, MA_UNITY_ALL).
+struct AuthenticatorTrust {
   AuthenticationConfig config;
   std::unique_ptr<X509Verifier> request_header;  // null: no front-proxy authentication
   std::unique_ptr<X509Verifier> client;          // null: no client-certificate authentication
 };
+
+namespace {
+
+using Trust = AuthenticatorTrust;
 
 std::unique_ptr<X509Verifier> verifierFor(const std::string& pem, const char* what) {
   if (isBlank(pem)) return nullptr;
@@ -210,16 +218,16 @@ AuthenticationResult Authenticator::authenticate(const server::HttpRequest& requ
       case TokenReviewOutcome::Kind::kAuthenticated:
         return authenticated(std::move(review.user), "bearer token");
       case TokenReviewOutcome::Kind::kUnavailable:
-        return {Outcome::kUnavailable, anonymousUser(), std::move(review.reason)};
+        return {AuthnOutcome::kUnavailable, anonymousUser(), std::move(review.reason)};
       case TokenReviewOutcome::Kind::kNotCached:
-        return {Outcome::kNeedsReview, anonymousUser(), {}};
+        return {AuthnOutcome::kNeedsReview, anonymousUser(), {}};
       case TokenReviewOutcome::Kind::kRejected:
         errors.push_back("bearer token: " + review.reason);
         break;
     }
   }
-  if (!errors.empty()) return {Outcome::kRejected, anonymousUser(), joined(errors)};
-  return {Outcome::kAnonymous, anonymousUser(), {}};
+  if (!errors.empty()) return {AuthnOutcome::kRejected, anonymousUser(), joined(errors)};
+  return {AuthnOutcome::kAnonymous, anonymousUser(), {}};
 }
 
 Authenticator::Stats Authenticator::stats() const {

@@ -17,7 +17,7 @@
 namespace metrics_adapter::auth {
 namespace {
 
-using Outcome = AuthorizationResult::Outcome;
+using AuthzOutcome = AuthorizationResult::Outcome;
 
 constexpr std::string_view kPrivilegedGroup = "system:masters";
 constexpr std::size_t kMaxErrorBytes = 512;
@@ -27,8 +27,12 @@ std::string_view withoutLeadingSlash(std::string_view path) {
   return path;
 }
 
+}  // namespace
+
 // Upstream's path authorizer: entries and request paths are compared without their leading
-// '/'; an entry ending in '*' is a prefix, and only resource-less (path) requests match.
+// '/'; an entry ending in '*' is a prefix, and only resource-less (path) requests match. Outside
+// the anonymous namespace because Authorizer::Impl holds one (g++ warns of that when the module
+// is compiled as one batch, MA_UNITY_ALL).
 class AlwaysAllowPaths {
  public:
   explicit AlwaysAllowPaths(const std::vector<std::string>& entries) {
@@ -65,6 +69,8 @@ class AlwaysAllowPaths {
   std::vector<std::string> prefixes_;
 };
 
+namespace {
+
 // The review's spec with the groups sorted, serialised: equal keys ask the same question.
 std::string cacheKey(const UserInfo& user, const server::RequestInfo& attributes) {
   UserInfo canonical = user;
@@ -80,7 +86,7 @@ nlohmann::json withValidUtf8(const nlohmann::json& body) {
 }
 
 AuthorizationResult unavailable(std::string_view why) {
-  return {Outcome::kUnavailable,
+  return {AuthzOutcome::kUnavailable,
           "SubjectAccessReview failed: " + net::sanitizeLine(why, kMaxErrorBytes)};
 }
 
@@ -130,19 +136,19 @@ AuthorizationResult Authorizer::authorize(const UserInfo& user,
                                           const server::RequestInfo& attributes, Reviews reviews) {
   const bool privileged =
       std::find(user.groups.begin(), user.groups.end(), kPrivilegedGroup) != user.groups.end();
-  if (privileged || impl_->always_allow.allows(attributes)) return {Outcome::kAllowed, ""};
-  if (!impl_->api) return {Outcome::kDenied, ""};
+  if (privileged || impl_->always_allow.allows(attributes)) return {AuthzOutcome::kAllowed, ""};
+  if (!impl_->api) return {AuthzOutcome::kDenied, ""};
 
   const std::string key = cacheKey(user, attributes);
   if (auto cached = impl_->cache.get(key)) {
     impl_->cache_hits.fetch_add(1, std::memory_order_relaxed);
     return *cached;
   }
-  if (reviews == Reviews::kCachedOnly) return {Outcome::kNeedsReview, ""};
+  if (reviews == Reviews::kCachedOnly) return {AuthzOutcome::kNeedsReview, ""};
   AuthorizationResult result = impl_->review(user, attributes);
-  if (result.outcome == Outcome::kAllowed) {
+  if (result.outcome == AuthzOutcome::kAllowed) {
     impl_->cache.put(key, result, impl_->options.allowed_ttl);
-  } else if (result.outcome == Outcome::kDenied) {
+  } else if (result.outcome == AuthzOutcome::kDenied) {
     impl_->cache.put(key, result, impl_->options.denied_ttl);
   }
   return result;
