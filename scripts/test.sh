@@ -65,10 +65,17 @@ if ((tests_status || sanitizer_status)); then
   exit 1
 fi
 
-stage "clang-tidy (what changed since the last whole-tree pass, .ci/tidy-clean)"
-scripts/tidy.sh --since "$(cat .ci/tidy-clean)"
-
-stage "tests and fuzz targets under the sanitizers"
+stage "tests and fuzz targets under the sanitizers, clang-tidy beside them"
+# clang-tidy checks what changed since the last whole-tree pass (.ci/tidy-clean). It runs
+# beside the sanitized tests, which leave about half a core idle (they mostly wait); its
+# output is printed when it ends.
+tidy_log=$(mktemp)
+(
+  tidy_start=$(date +%s)
+  nice -n 10 scripts/tidy.sh --since "$(cat .ci/tidy-clean)"
+  echo "-- clang-tidy took $(($(date +%s) - tidy_start))s"
+) >"$tidy_log" 2>&1 &
+tidy=$!
 # Reports are fatal (-fno-sanitize-recover=all at build time, halt_on_error here); a leak
 # makes the process exit non-zero at its end, which ctest and the integration harness check.
 asan_options=(detect_leaks=1 halt_on_error=1 strict_string_checks=1
@@ -78,6 +85,15 @@ export ASAN_OPTIONS
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Three at a time: the integration tests among the sanitized tests mostly wait, and two at a
 # time left a core idle for much of the stage.
-(cd build-asan && ctest --output-on-failure --timeout 900 -j3)
+sanitized_status=0
+(cd build-asan && ctest --output-on-failure --timeout 900 -j3) || sanitized_status=$?
+tidy_status=0
+wait "$tidy" || tidy_status=$?
+cat "$tidy_log"
+rm -f "$tidy_log"
+if ((sanitized_status || tidy_status)); then
+  echo "sanitized tests: exit $sanitized_status; clang-tidy: exit $tidy_status" >&2
+  exit 1
+fi
 
 stage done
