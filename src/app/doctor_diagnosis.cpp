@@ -222,6 +222,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
       api::CustomMetricsOptions{.query_timeout = context.query_timeout});
   std::map<std::string, ServedValue> served;
   prometheus::QueryResult result;
+  int error_code = 0;  // the handler's ApiError, when it answered one
   const std::optional<api::Json> answer =
       routeAndAnswer(diagnosis, request.target, api::parseCustomMetricRequest,
                      [&](const api::CustomMetricRequest& routed, api::QueryTrace* trace) {
@@ -231,8 +232,9 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
                          api::Json json = handler.handle(routed, trace);
                          result = trace->result;
                          return json;
-                       } catch (const api::ApiError&) {
+                       } catch (const api::ApiError& error) {
                          result = trace->result;
+                         error_code = error.code();
                          throw;
                        }
                      });
@@ -253,8 +255,7 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
   // With a rule serving the metric and pods selected, the server's only 404 is "none of the pods
   // has a value". It names one cause; the doctor, which sees each pod, names it per pod (and
   // looks for the series under other namespaces), so its own cause leads.
-  const bool none_has_value =
-      !answer && metric && !pods.empty() && diagnosis.answer.starts_with("404 ");
+  const bool none_has_value = !answer && metric && !pods.empty() && error_code == 404;
   if (!answer && !none_has_value) return;
   if (values.empty() && (diagnosis.cause.empty() || none_has_value)) {
     diagnosis.cause = pods.empty()
