@@ -110,8 +110,7 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
     const forecast::Forecast& chosen = series.forecast;
     out << "  " << forecast::labelSetText(series.labels) << (selected ? "" : " (not selected)")
         << ": latest " << series.latest << ", serves " << forecast::servedValue(series, window)
-        << " (" << forecast::methodTitle(chosen.method)
-        << ", max over the horizon, never below the latest"
+        << " (" << forecast::methodTitle(chosen.method) << ", " << forecast::servedValueRule(chosen)
         << "); " << chosen.why << "\n";
     printSampling(out, rule, chosen, window.index);
     for (const forecast::MethodScore& score : chosen.scores) {

@@ -634,6 +634,13 @@ std::string nextSampleText(const Forecast& forecast, std::chrono::seconds step, 
   return fmt::format("next sample {}, inside the {} window: {}", when, window, by);
 }
 
+std::string servedValueRule(const Forecast& forecast) {
+  return forecast.on_samples
+             ? "a sample due in the window: its forecast; else the value in force at the "
+               "window's start"
+             : "max over the horizon, never below the latest";
+}
+
 std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,
                                int horizon_steps, std::size_t window_index) {
   std::string text = samplingText(forecast.sampling, step.count());

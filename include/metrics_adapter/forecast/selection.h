@@ -81,6 +81,11 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
 std::string nextSampleText(const Forecast& forecast, std::chrono::seconds step, int horizon_steps,
                            std::size_t window_index);
 
+// How a window's value is made from the forecast, for explain: "max over the horizon, never
+// below the latest", or for a series forecast on its own samples "a sample due in the window:
+// its forecast; else the value in force at the window's start".
+std::string servedValueRule(const Forecast& forecast);
+
 // samplingText of the forecast's sampling, followed by nextSampleText when there is one: the
 // sampling line of explain, the backtest and the observer page.
 std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,

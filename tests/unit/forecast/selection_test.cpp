@@ -87,6 +87,7 @@ Forecast selectAndForecast(const std::vector<float>& series, Selection& selectio
   const Forecast forecast = forecastWith(selection, series, kStep, kHorizon, {});
   EXPECT_GE(forecast.maximum, latestOf(series)) << forecast.why;
   EXPECT_EQ(forecast.method, selection.method);
+  EXPECT_EQ(servedValueRule(forecast), "max over the horizon, never below the latest");
   return forecast;
 }
 
@@ -223,6 +224,11 @@ TEST(CoarseSeriesTest, NoSampleDueServesTheLatestValueAndSaysWhen) {
   EXPECT_EQ(servedSamplingText(forecast, kStep, kHorizon, 2),
             samplingText(selection.sampling, kStep.count()) +
                 "; next sample due in 23m, after the 10m window: serving the latest value");
+  // explain's rule for the served value: not "never below the latest", which a later window's
+  // forecast of a due sample may be.
+  EXPECT_EQ(servedValueRule(forecast),
+            "a sample due in the window: its forecast; else the value in force at the window's "
+            "start");
 }
 
 TEST(CoarseSeriesTest, ASampleDueAtTheWindowsEndIsInsideItOneStepLaterIsNot) {
