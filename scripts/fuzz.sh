@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan, coverage on every library) and runs one of
+# Builds the libFuzzer targets (clang, ASan+UBSan, coverage where the targets feed) and runs one of
 # them, or all in turn, for a while. Not part of the test gate, which runs each target for a
 # fixed number of inputs through ctest (label `fuzz`).
 #
 #   scripts/fuzz.sh --list                    the targets
 #   scripts/fuzz.sh label_selector 3600       one target for an hour
 #   scripts/fuzz.sh all 600                   every target for ten minutes each
-#   scripts/fuzz.sh --build                   only configure and build (scripts/test.sh uses it)
+#   scripts/fuzz.sh --build                   only configure and build
+#   scripts/fuzz.sh --configure               only configure (scripts/test.sh, which then builds
+#                                             the server first)
 #
 # Options: --build-dir DIR (default build-fuzz), --opt N (optimisation level, default 1: faster
 # fuzzing; scripts/test.sh builds build-asan with 0, which compiles in half the time),
@@ -22,6 +24,7 @@ build_dir=build-fuzz
 opt=1
 jobs=1
 build_only=0
+configure_only=0
 positional=()
 libfuzzer_args=()
 while (($#)); do
@@ -30,6 +33,7 @@ while (($#)); do
     --jobs) jobs=$2; shift 2 ;;
     --opt) opt=$2; shift 2 ;;
     --build) build_only=1; shift ;;
+    --configure) configure_only=1; shift ;;
     --list) ls tests/fuzz/*_fuzz.cpp | sed 's|.*/||; s|_fuzz.cpp$||'; exit 0 ;;
     --) shift; libfuzzer_args=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -37,7 +41,7 @@ while (($#)); do
   esac
 done
 
-if ((!build_only && ${#positional[@]} < 1)); then
+if ((!build_only && !configure_only && ${#positional[@]} < 1)); then
   echo "usage: scripts/fuzz.sh [--build-dir DIR] [--opt N] [--jobs N] TARGET|all [SECONDS]" \
     "[-- libFuzzer flags]" >&2
   exit 2
@@ -48,6 +52,7 @@ fi
 cmake -S . -B "$build_dir" -DMA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++-14 -DMA_UNITY_ALL=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O$opt -gline-tables-only" >/dev/null
+((configure_only)) && exit 0
 if ((build_only)); then
   cmake --build "$build_dir" -j"$(nproc)"
   exit 0
