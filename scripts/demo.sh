@@ -17,7 +17,7 @@ done
 [[ $config == *dcgm* ]] && metric=DCGM_FI_DEV_GPU_UTIL
 
 # Only what the demo runs: the server, not the unit tests nor the clang tools the gate uses;
-# every module in batches, as a build from nothing is cheapest (CMakeLists.txt, MA_UNITY_ALL).
+# each module as one batch, as a build from nothing is cheapest (CMakeLists.txt, MA_UNITY_ALL).
 scripts/install-deps.sh --demo
 MA_UNITY_ALL=ON scripts/build.sh metrics-adapter
 

@@ -72,11 +72,13 @@ git ls-files -- '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
 python3 scripts/check_layers.py
 
 # The shipped server (g++ -O2) and the allocation counts, which need the sanitizers off, then the
-# tests this build runs. Nothing waits on it until the end, so it compiles at the lowest
-# priority of the builds.
+# tests this build runs. Below the sanitized server and the tests, above the rest of the
+# sanitizer build: its tests mostly wait, so they are best run beside the CPU-bound unit tests
+# and fuzz targets, not after them. (Niced below the rest, its chain of modules, each batch
+# waiting for the one before, was the only work left at the end.)
 shipped_build_and_tests() {
   # (A function run for its status ignores set -e: hence the returns.)
-  MA_UNITY_ALL=ON nice -n 10 scripts/build.sh metrics-adapter alloc_discovery || return
+  MA_UNITY_ALL=ON nice -n 5 scripts/build.sh shipped || return
   echo "-- the g++ build was done $(since_start) into the gate"
   (cd build && ctest --output-on-failure --timeout 600 -j3 -L 'alloc|shipped')
 }
@@ -107,10 +109,10 @@ fi
 stage "the rest of the sanitizer build (unit tests, fuzz targets), the integration tests beside it"
 start_job "integration tests under the sanitizers" sanitized_integration_tests
 unit_status=0
-if nice -n 5 cmake --build build-asan -j"$(nproc)"; then
+if nice -n 10 cmake --build build-asan -j"$(nproc)"; then
   stage "unit tests and fuzz targets under the sanitizers, beside what is still running"
-  # One process per binary, CPU-bound: two at a time on two cores.
-  (cd build-asan && ctest --output-on-failure --timeout 900 -j2 -L 'unit|fuzz') || unit_status=$?
+  # One process per binary, mostly CPU-bound (unit_server waits on its sockets).
+  (cd build-asan && ctest --output-on-failure --timeout 900 -j3 -L 'unit|fuzz') || unit_status=$?
 else
   unit_status=1
 fi
