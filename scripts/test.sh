@@ -100,8 +100,8 @@ sanitized_integration_tests() {
 stage "sanitizer build of the server; the g++ build and clang-tidy beside it, niced"
 start_job "g++ build, then its tests" shipped_build_and_tests
 start_job clang-tidy tidy_changes
-scripts/fuzz.sh --configure --build-dir build-asan --opt 0
-if ! cmake --build build-asan -j"$(nproc)" --target metrics-adapter; then
+if ! { scripts/fuzz.sh --configure --build-dir build-asan --opt 0 &&
+  cmake --build build-asan -j"$(nproc)" --target metrics-adapter; }; then
   wait_all_jobs
   exit 1
 fi

@@ -707,6 +707,15 @@ class DockerfileTest(unittest.TestCase):
         # ca-certificates: the roots the final image carries.
         self.assertEqual(self.installed(build), needed | {"ca-certificates"})
 
+    def test_build_stage_compiles_the_server_the_gate_tests(self):
+        # scripts/test.sh builds the shipped server as `MA_UNITY_ALL=ON scripts/build.sh`.
+        _, (build, _) = self.stages()
+        with open(os.path.join(REPO, "scripts", "build.sh")) as f:
+            gate = re.search(r"^cmake -S \. -B build (.*) >/dev/null$", f.read(), re.M).group(1)
+        gate = gate.replace('"${MA_UNITY_ALL:-OFF}"', "ON")
+        self.assertIn("RUN cmake -S . -B build %s " % gate, build)
+        self.assertIn("--target metrics-adapter", build)
+
     def test_final_stage_is_the_image_root_tree_and_no_shell(self):
         _, (build, final) = self.stages()
         made = re.search(r"RUN image-root\.sh build/metrics-adapter (/\S+)", build)
