@@ -16,8 +16,10 @@ sample), backfilled with promtool into one real Prometheus
 the documented defaults (history 7d, step 1m, horizon 10m, quantile 0.5) and
 `metrics-adapter forecast backtest --days N --output json`. The same grid is then read from
 Prometheus here and four baselines are replayed on the same steps against the same target (the
-actual maximum over [t, t + horizon]), each made LAG_STEPS before t as the served forecast is
-(the serving lag), with the rules of src/forecast/backtest.cpp and
+actual maximum over [t, t + horizon]), each read at t with no lag, as a normal rule's instant
+query gives an HPA the latest value (what a user gets instead of ours; the served forecast's
+model is made LAG_STEPS before t, its latest value read at t), with the rules of
+src/forecast/backtest.cpp and
 src/forecast/baselines.cpp: the latest value, seasonal naive 1 day and 7 days, additive
 Holt-Winters (daily season, the same parameter grid). Holt-Winters is refitted once per replayed
 hour (--hw-refit-minutes) and run forward step by step in between, not refitted at every step as
@@ -451,10 +453,10 @@ def replay_baselines(series, days, threshold, refit_steps):
     first, last = replay_range(len(series), days)
     points = {name: [] for name in BASELINES}
     hw = None
-    lag = LAG_STEPS
-    ahead = horizon_steps + lag  # what each forecast made at o = t - lag must reach
+    lag = 0  # read at t, as a normal rule reads the latest value: never given our lag
+    ahead = horizon_steps + lag
     for t in range(first, last + 1):
-        o = t - lag  # the forecast served at t was made from the history up to o
+        o = t - lag  # the value served at t is read from the history up to o
         begin = max(0, o + 1 - history_steps)
         if (t - first) % refit_steps == 0:
             window = series[begin:o + 1]

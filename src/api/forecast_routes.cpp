@@ -84,18 +84,37 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
 
   // The value covers [now, now + horizon] (from the grid step at or before now), and its
   // timestamp is the time of this answer, as for other metrics.
+  // Each series' value now, from the rule's last fresh read: the latest value a normal rule
+  // would answer, which the forecast is raised to.
   const forecast::ServedWindow window = forecast::servedWindow(*current, now);
+  const std::shared_ptr<const forecast::FreshValues> fresh = forecasts.fresh(request.metric);
   const std::string timestamp =
       formatTimestamp(std::chrono::duration<double>(now.time_since_epoch()).count());
   Json items = Json::array();
-  for (const forecast::SeriesForecast& series : current->series) {
-    if (!promql::matches(selector, series.labels)) continue;
-    auto quantity = promql::sampleToQuantity(forecast::servedValue(series, window));
-    if (!quantity) continue;
+  const auto add = [&](const std::map<std::string, std::string>& labels, double value) {
+    if (!promql::matches(selector, labels)) return;
+    auto quantity = promql::sampleToQuantity(value);
+    if (!quantity) return;
     items.push_back({{"metricName", request.metric},
-                     {"metricLabels", seriesLabels(series.labels)},
+                     {"metricLabels", seriesLabels(labels)},
                      {"timestamp", timestamp},
                      {"value", *quantity}});
+  };
+  for (const forecast::SeriesForecast& series : current->series) {
+    add(series.labels, forecast::servedValue(series, window,
+                                             forecast::freshValue(fresh.get(), series.labels, now)));
+  }
+  // A series that appeared since the last refresh has no history yet: its latest value, as a
+  // normal rule serves it, until the next refresh forecasts it.
+  if (fresh && now - fresh->read_at <= forecast::kFreshMaxAge) {
+    for (const auto& [labels, value] : fresh->values) {
+      auto known = std::lower_bound(current->series.begin(), current->series.end(), labels,
+                                    [](const forecast::SeriesForecast& series, const auto& wanted) {
+                                      return series.labels < wanted;
+                                    });
+      const bool forecast_known = known != current->series.end() && known->labels == labels;
+      if (!forecast_known) add(labels, value);
+    }
   }
   return Json{{"kind", "ExternalMetricValueList"},
               {"apiVersion", std::string(kExternalMetricsGroup) + "/" + kExternalMetricsVersion},

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "app/auth_setup.h"
@@ -130,6 +131,17 @@ void raiseOpenFileLimit() {
 // and how long one query_range call of a refresh may take.
 constexpr std::chrono::seconds kForecastTick{1};
 constexpr std::chrono::seconds kForecastQueryTimeout{30};
+// How often the fresh reads are checked for a due one (each rule is read once per
+// forecast::kFreshInterval): a quarter second adds at most that to a served value's age.
+constexpr std::chrono::milliseconds kFreshTick{250};
+// The first selections' worker: batches of this much CPU (the refresh of the same rule waits
+// for at most one), run back to back while any is pending, at this nice value.
+constexpr std::chrono::milliseconds kSelectionBatch{100};
+constexpr std::chrono::milliseconds kSelectionTick{100};
+constexpr int kSelectionNice = 10;
+// A replica reports Ready only once every forecast series has its first selection, or once this
+// long has passed since the start (then Ready with a warning: forecasts serve latest values).
+constexpr std::chrono::minutes kSelectionReadinessGrace{2};
 
 // A startup step that cannot go on; what() is the logged reason.
 class StartupError : public std::runtime_error {
@@ -213,6 +225,8 @@ class Adapter {
     self_metrics_->setBuildInfo(MA_VERSION);
     relister_->start();
     forecast_refresh_->start();
+    forecast_fresh_->start();
+    forecast_selections_->start();
     if (refresher_) refresher_->start();
     reloader_->start();
     SPDLOG_INFO("metrics-adapter {} serving {} on https://{}:{} from {}", MA_VERSION,
@@ -230,6 +244,8 @@ class Adapter {
     server_->stop(std::chrono::seconds(10), [this] { backend_pool_->cancelCalls(); });
     backend_pool_->cancelCalls();
     reloader_->stop();
+    forecast_selections_->stop();
+    forecast_fresh_->stop();
     forecast_refresh_->stop();
     if (refresher_) refresher_->stop();
     if (auth_ && auth_->config_refresh) auth_->config_refresh->stop();
@@ -285,10 +301,23 @@ class Adapter {
     // Forecasts follow the config the state holds now, reloads included.
     forecasts_ = std::make_shared<forecast::ForecastService>(
         [state = config_state_] { return state->backends(); },
-        forecast::ForecastServiceOptions{.query_timeout = kForecastQueryTimeout});
+        // First selections run on the background worker (forecast_selections_), not in the
+        // refresh.
+        forecast::ForecastServiceOptions{.query_timeout = kForecastQueryTimeout,
+                                         .first_selections_per_refresh = 0});
     forecast_refresh_ = std::make_unique<PeriodicTask>(
         kForecastTick, [forecasts = forecasts_, state = config_state_] {
           forecasts->refresh(state->config()->forecast_rules, forecast::Clock::now());
+        });
+    forecast_fresh_ = std::make_unique<PeriodicTask>(
+        kFreshTick, [forecasts = forecasts_] { forecasts->readFresh(forecast::Clock::now()); });
+    forecast_selections_ = std::make_unique<PeriodicTask>(
+        kSelectionTick, [forecasts = forecasts_, metrics = self_metrics_, lowered = false]() mutable {
+          if (!lowered) lowerThisThreadPriority(kSelectionNice);
+          lowered = true;
+          // Back to back while any is pending, a batch at a time so that stop() waits for one.
+          forecasts->selectPending(kSelectionBatch);
+          metrics->setForecastSelectionsPending(forecasts->selectionProgress().pending);
         });
     reloader_ = std::make_unique<ConfigReloader>(
         options_.config_file, loaded_identity_, config_state_, options_.config_check_interval,
@@ -322,6 +351,29 @@ class Adapter {
                                                ? std::optional<std::string>()
                                                : "the first relist has not finished";
                                   }});
+    parts.health.ready.push_back(
+        {"forecasts", [forecasts = forecasts_, metrics = self_metrics_,
+                       started = std::chrono::steady_clock::now(),
+                       graced = std::make_shared<std::once_flag>()] {
+           const forecast::SelectionProgress progress = forecasts->selectionProgress();
+           metrics->setForecastSelectionsPending(progress.pending);  // as of this answer
+           if (progress.done()) return std::optional<std::string>();
+           const std::string pending = fmt::format(
+               "{} of {} forecast series wait for their first method selection, {} of {} "
+               "forecast rules not refreshed yet",
+               progress.pending, progress.series, progress.rules - progress.rules_refreshed,
+               progress.rules);
+           if (std::chrono::steady_clock::now() - started < kSelectionReadinessGrace) {
+             return std::optional<std::string>(pending);
+           }
+           std::call_once(*graced, [&] {
+             SPDLOG_WARN("ready after {} s although {}: they serve their latest value until "
+                         "selected",
+                         std::chrono::seconds(kSelectionReadinessGrace).count(), pending);
+             metrics->countForecastReadyBeforeSelections();
+           });
+           return std::optional<std::string>();
+         }});
     parts.self_metrics = self_metrics_;
     parts.version = api::buildVersionInfo(MA_VERSION);
 
@@ -360,6 +412,8 @@ class Adapter {
   std::shared_ptr<ConfigState> config_state_;
   std::shared_ptr<forecast::ForecastService> forecasts_;
   std::unique_ptr<PeriodicTask> forecast_refresh_;
+  std::unique_ptr<PeriodicTask> forecast_fresh_;       // readFresh
+  std::unique_ptr<PeriodicTask> forecast_selections_;  // the first selections' worker
   std::unique_ptr<ConfigReloader> reloader_;
   std::unique_ptr<RestMappingRefresher> refresher_;
   std::unique_ptr<audit::Auditor> auditor_;  // null when nothing is audited

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <iomanip>
 #include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/forecast/forecast_service.h"
@@ -56,6 +59,29 @@ void printSampling(std::ostream& out, const config::ForecastRule& rule,
   }
 }
 
+// Where the served latest value comes from and how old it is: the rule's fresh read (an
+// instant query, as a normal rule's answer) when there is one, else the history's last step.
+std::string freshReadText(const forecast::FreshValues* fresh, const forecast::RuleStatus& status,
+                          forecast::Clock::time_point computed_at, forecast::Clock::time_point now) {
+  const auto age = [now](forecast::Clock::time_point t) {
+    return fmt::format("{:.1f} s", std::chrono::duration<double>(now - t).count());
+  };
+  const auto seconds_of = [](forecast::Clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  };
+  if (fresh == nullptr) {
+    return "latest values: from the last step read (information age " + age(computed_at) +
+           "): the fresh read failed" +
+           (status.fresh_error.empty() ? std::string() : " (" + status.fresh_error + ")");
+  }
+  return "latest values: instant query at " + api::formatTimestamp(seconds_of(fresh->read_at)) +
+         " (information age " + age(fresh->read_at) +
+         " + Prometheus's own, at most a scrape interval; the history's last step " +
+         age(computed_at) + "), read every " +
+         std::to_string(std::chrono::seconds(forecast::kFreshInterval).count()) +
+         " s by a server, as a normal rule's answer";
+}
+
 }  // namespace
 
 int explainForecast(std::ostream& out, const ExplainOptions& options,
@@ -86,7 +112,10 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
           .query_timeout = options.shared.query_timeout,
           .first_selections_per_refresh = std::numeric_limits<std::size_t>::max()});
   const forecast::Clock::time_point now = forecast::Clock::now();
+  const std::clock_t cpu_before = std::clock();
   service.refresh({rule}, now);
+  const double refresh_cpu = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  service.readFresh(now + forecast::kFreshSettle);
   const forecast::RuleStatus status = service.status(rule.name);
   out << "history: " << status.queries << " query_range calls";
   if (!status.last_error.empty()) {
@@ -103,15 +132,34 @@ int explainForecast(std::ostream& out, const ExplainOptions& options,
       << api::formatTimestamp(seconds_of(forecasts->computed_at)) << ", served window ["
       << api::formatTimestamp(seconds_of(window.start)) << ", "
       << api::formatTimestamp(seconds_of(window.end)) << "]\n";
+  const std::shared_ptr<const forecast::FreshValues> fresh = service.fresh(rule.name);
+  out << freshReadText(fresh.get(), status, forecasts->computed_at, now) << "\n";
+  // Each series' first selection, made here in the refresh, is what a server's background worker
+  // makes after its first fetch, one series after another in this order.
+  const double selection_cpu =
+      forecasts->series.empty() ? 0 : refresh_cpu / static_cast<double>(forecasts->series.size());
+  out << "first selections: " << forecasts->series.size() << " series, about "
+      << fmt::format("{:.0f}", selection_cpu * 1000)
+      << " ms of CPU each here (a refresh with every one); a server starting now serves each its "
+         "latest value until its turn on the background worker, and reports Ready after the "
+         "last\n";
   std::size_t served = 0;
+  std::size_t position = 0;
   for (const forecast::SeriesForecast& series : forecasts->series) {
     const bool selected = promql::matches(selector, series.labels);
     served += selected ? 1 : 0;
+    ++position;
     const forecast::Forecast& chosen = series.forecast;
+    const std::optional<double> now_value = forecast::freshValue(fresh.get(), series.labels, now);
     out << "  " << forecast::labelSetText(series.labels) << (selected ? "" : " (not selected)")
-        << ": latest " << series.latest << ", serves " << forecast::servedValue(series, window)
-        << " (" << forecast::methodTitle(chosen.method) << ", " << forecast::servedValueRule(chosen)
+        << ": latest " << (now_value ? *now_value : series.latest) << ", serves "
+        << forecast::servedValue(series, window, now_value) << " ("
+        << forecast::methodTitle(chosen.method) << ", " << forecast::servedValueRule(chosen)
         << "); " << chosen.why << "\n";
+    out << "      first selection at a server's start: about "
+        << fmt::format("{:.1f}", selection_cpu * static_cast<double>(position))
+        << " s of one core after the first fetch (" << position << " of "
+        << forecasts->series.size() << " in the worker's order)\n";
     printSampling(out, rule, chosen, window.index);
     for (const forecast::MethodScore& score : chosen.scores) {
       out << "      " << forecast::methodTitle(score.method) << ": MAPE " << percentText(score.mape)

@@ -2,6 +2,9 @@
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace metrics_adapter::app {
 namespace {
@@ -19,5 +22,13 @@ void tuneProcessForServing() {
 }
 
 void returnFreedMemory() { malloc_trim(0); }
+
+void lowerThisThreadPriority(int nice) {
+  // On Linux a thread id names the thread alone for setpriority.
+  const auto thread = static_cast<id_t>(syscall(SYS_gettid));
+  if (setpriority(PRIO_PROCESS, thread, nice) != 0) {
+    SPDLOG_DEBUG("could not lower the priority of thread {}", thread);
+  }
+}
 
 }  // namespace metrics_adapter::app

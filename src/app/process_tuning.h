@@ -10,4 +10,8 @@ void tuneProcessForServing();
 // until malloc reuses them: 0.5 MiB of the idle RSS at 10k series (docs/performance.md).
 void returnFreedMemory();
 
+// Lowers the calling thread's scheduling priority (its nice value, Linux's per-thread one) to
+// `nice`, so that its background work takes only the CPU the request path leaves.
+void lowerThisThreadPriority(int nice);
+
 }  // namespace metrics_adapter::app

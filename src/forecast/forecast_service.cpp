@@ -140,11 +140,23 @@ std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule
     Forecast forecast = forecaster.forecast(series.values, last_grid_step, lead_steps, when);
     if (first && when == SelectingForecaster::FirstSelection::kNow) --first_selections;
     if (!std::isfinite(forecast.maximum)) continue;
-    result->series.push_back(SeriesForecast{
-        .labels = series.labels, .forecast = std::move(forecast), .latest = *latest});
+    result->series.push_back(SeriesForecast{.labels = series.labels,
+                                            .forecast = std::move(forecast),
+                                            .latest = *latest,
+                                            .pending = !forecaster.selection().has_value()});
   }
   selectors = std::move(kept);
+  result->last_grid_step = last_grid_step;
+  result->lead_steps = lead_steps;
   return result;
+}
+
+const GridSeries* findSeries(const GridHistory& history,
+                             const std::map<std::string, std::string>& labels) {
+  auto found = std::lower_bound(
+      history.series.begin(), history.series.end(), labels,
+      [](const GridSeries& series, const auto& wanted) { return series.labels < wanted; });
+  return found != history.series.end() && found->labels == labels ? &*found : nullptr;
 }
 
 RuleStatus knownRule() {
@@ -159,11 +171,16 @@ struct ForecastService::RuleState {
   explicit RuleState(config::ForecastRule configured) : rule(std::move(configured)) {}
 
   const config::ForecastRule rule;
-  Clock::time_point next_due{};  // only refresh() reads and writes it
-  Selectors selectors;           // likewise
-  mutable std::mutex mutex;      // guards what follows
+  // Held by a refresh and by a batch of first selections: they take turns. It guards next_due
+  // and selectors, and the writes of history (so its holder may read history unlocked).
+  std::mutex compute;
+  Clock::time_point next_due{};
+  Selectors selectors;
+  mutable std::mutex mutex;  // guards what follows
   GridHistory history;
   std::shared_ptr<const RuleForecasts> forecasts;
+  std::shared_ptr<const FreshValues> fresh;
+  Clock::time_point fresh_tried_at{};
   RuleStatus status = knownRule();
 };
 
@@ -187,10 +204,25 @@ ServedWindow servedWindow(const RuleForecasts& forecasts, Clock::time_point now)
   return window;
 }
 
-double servedValue(const SeriesForecast& series, const ServedWindow& window) {
-  const std::vector<double>& windows = series.forecast.windows;
-  if (windows.empty()) return series.forecast.maximum;
-  return windows[std::min(window.index, windows.size() - 1)];
+double servedValue(const SeriesForecast& series, const ServedWindow& window,
+                   std::optional<double> fresh) {
+  return servedAt(series.forecast, window.index,
+                  fresh.value_or(std::numeric_limits<double>::quiet_NaN()));
+}
+
+std::optional<double> freshValue(const FreshValues* fresh,
+                                 const std::map<std::string, std::string>& labels,
+                                 Clock::time_point now) {
+  if (fresh == nullptr || now - fresh->read_at > kFreshMaxAge) return std::nullopt;
+  auto found = fresh->values.find(labels);
+  if (found == fresh->values.end() || !std::isfinite(found->second)) return std::nullopt;
+  return found->second;
+}
+
+Clock::time_point freshReadTime(Clock::time_point now) {
+  const auto since_epoch =
+      std::chrono::duration_cast<std::chrono::milliseconds>((now - kFreshSettle).time_since_epoch());
+  return Clock::time_point(since_epoch - since_epoch % std::chrono::milliseconds(kFreshInterval));
 }
 
 Clock::time_point gridTimeAtOrBefore(Clock::time_point now, seconds step) {
@@ -216,9 +248,8 @@ void ForecastService::refresh(const std::vector<config::ForecastRule>& rules,
                                : std::make_shared<RuleState>(rule);
     }
     rules_ = std::move(current);
-    for (const auto& [name, state] : rules_) {
-      if (now >= state->next_due) due.push_back(state);
-    }
+    configured_ = true;
+    for (const auto& [name, state] : rules_) due.push_back(state);
   }
   std::size_t first_selections = options_.first_selections_per_refresh;
   for (const auto& state : due) refreshRule(*state, now, first_selections);
@@ -226,6 +257,8 @@ void ForecastService::refresh(const std::vector<config::ForecastRule>& rules,
 
 void ForecastService::refreshRule(RuleState& state, Clock::time_point now,
                                   std::size_t& first_selections) const {
+  std::lock_guard compute(state.compute);
+  if (now < state.next_due) return;
   const config::ForecastRule& rule = state.rule;
   const Clock::time_point end = gridTimeAtOrBefore(now - kReadDelay, rule.step);
   const auto length = static_cast<std::size_t>(rule.history / rule.step);
@@ -281,6 +314,123 @@ void ForecastService::refreshRule(RuleState& state, Clock::time_point now,
     state.status.last_error = "backend \"" + rule.backend + "\": " + e.what();
     state.next_due = now + std::min<Clock::duration>(rule.refresh_interval, kRetryAfterFailure);
   }
+}
+
+void ForecastService::readFresh(Clock::time_point now) {
+  std::vector<std::shared_ptr<RuleState>> states;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, state] : rules_) states.push_back(state);
+  }
+  const std::shared_ptr<const prometheus::BackendSet> backends = backends_();
+  const Clock::time_point at = freshReadTime(now);
+  for (const auto& state : states) {
+    const config::ForecastRule& rule = state->rule;
+    {
+      std::lock_guard lock(state->mutex);
+      if (state->fresh_tried_at >= at) continue;  // one call per evaluation time, failed or not
+      state->fresh_tried_at = at;
+    }
+    const prometheus::Backend* backend = backends ? backends->find(rule.backend) : nullptr;
+    try {
+      if (!backend) {
+        throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0,
+                                          "not configured");
+      }
+      const prometheus::QueryResult answer =
+          backend->api->query(rule.query, at, std::chrono::milliseconds(kFreshTimeout));
+      auto fresh = std::make_shared<FreshValues>();
+      fresh->read_at = at;
+      for (const prometheus::Sample& sample : answer.samples) {
+        fresh->values.emplace(sample.labels, sample.value);
+      }
+      std::lock_guard lock(state->mutex);
+      state->fresh = std::move(fresh);
+      state->status.fresh_error.clear();
+      ++state->status.fresh_queries;
+    } catch (const prometheus::PrometheusError& e) {
+      SPDLOG_DEBUG("forecast {}: fresh read from backend {} failed: {}", rule.name, rule.backend,
+                   e.detail());
+      std::lock_guard lock(state->mutex);
+      state->status.fresh_error = "backend \"" + rule.backend + "\": " + e.what();
+      ++state->status.fresh_queries;
+    }
+  }
+}
+
+std::size_t ForecastService::selectPending(std::chrono::steady_clock::duration budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  std::vector<std::shared_ptr<RuleState>> states;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, state] : rules_) states.push_back(state);
+  }
+  std::size_t left = 0;
+  for (const auto& state : states) {
+    std::lock_guard compute(state->compute);
+    std::shared_ptr<const RuleForecasts> current;
+    {
+      std::lock_guard lock(state->mutex);
+      current = state->forecasts;
+    }
+    if (!current) continue;
+    std::shared_ptr<RuleForecasts> next;
+    for (std::size_t i = 0; i < current->series.size(); ++i) {
+      const SeriesForecast& series = current->series[i];
+      if (!series.pending) continue;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ++left;
+        continue;
+      }
+      auto selector = state->selectors.find(series.labels);
+      const GridSeries* values = findSeries(state->history, series.labels);
+      if (selector == state->selectors.end() || values == nullptr) continue;
+      // The same forecast the refresh that made `current` would have made with the selection.
+      Forecast forecast =
+          selector->second.forecast(values->values, current->last_grid_step, current->lead_steps,
+                                    SelectingForecaster::FirstSelection::kNow);
+      if (!next) next = std::make_shared<RuleForecasts>(*current);
+      next->series[i].forecast = std::move(forecast);
+      next->series[i].pending = false;
+    }
+    if (next) {
+      std::lock_guard lock(state->mutex);
+      state->forecasts = std::move(next);
+    }
+  }
+  return left;
+}
+
+SelectionProgress ForecastService::selectionProgress() const {
+  std::vector<std::shared_ptr<RuleState>> states;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, state] : rules_) states.push_back(state);
+  }
+  SelectionProgress progress;
+  {
+    std::lock_guard lock(mutex_);
+    progress.configured = configured_;
+  }
+  progress.rules = states.size();
+  for (const auto& state : states) {
+    std::lock_guard lock(state->mutex);
+    if (!state->status.last_error.empty()) ++progress.rules_refreshed;
+    if (!state->status.fetched || !state->forecasts) continue;
+    if (state->status.last_error.empty()) ++progress.rules_refreshed;
+    progress.series += state->forecasts->series.size();
+    for (const SeriesForecast& series : state->forecasts->series) {
+      progress.pending += series.pending ? 1 : 0;
+    }
+  }
+  return progress;
+}
+
+std::shared_ptr<const FreshValues> ForecastService::fresh(const std::string& name) const {
+  auto state = find(name);
+  if (!state) return nullptr;
+  std::lock_guard lock(state->mutex);
+  return state->fresh;
 }
 
 std::shared_ptr<ForecastService::RuleState> ForecastService::find(const std::string& name) const {

@@ -37,8 +37,11 @@ Forecaster replayHoltWinters(std::chrono::seconds step) {
   };
 }
 
+// The simple methods as a user would get them instead of ours: each read at t with no lag, as a
+// normal rule's instant query reads the latest value (`options` without its lag_steps).
 std::vector<BaselineReplay> replayBaselines(std::span<const float> values, std::size_t first,
-                                            const BacktestOptions& options) {
+                                            BacktestOptions options) {
+  options.lag_steps = 0;
   const std::chrono::seconds step = options.step;
   std::vector<BaselineReplay> baselines;
   baselines.push_back(
@@ -93,8 +96,9 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
     SelectingForecaster selector(rule.step, horizon_steps, model_options, series.labels,
                                  static_cast<int>(options.lag_steps));
     // backtest hands the forecaster a window of `values`; where it ends says which step it is.
-    // What is served `lag` steps later is the window that starts then, as the service serves it;
-    // backtest reads it from index lag of the values handed back.
+    // What is served `lag` steps later is the window that starts then, as the service serves it,
+    // raised to the value at that step (the read's fresh instant query); backtest reads it from
+    // index lag of the values handed back.
     const auto lag = static_cast<int>(options.lag_steps);
     observed.replay =
         backtest(values, first, options, [&](std::span<const float> window, int /*horizon*/) {
@@ -103,7 +107,8 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
           const Forecast forecast = selector.forecast(window, origin_step + t, lag);
           ++observed.served_steps[forecast.method];
           std::vector<double> served(static_cast<std::size_t>(lag) + 1, kReplayNaN);
-          served.back() = forecast.windows.empty() ? forecast.maximum : forecast.windows.back();
+          served.back() =
+              servedAt(forecast, static_cast<std::size_t>(lag), values[static_cast<std::size_t>(t + lag)]);
           return served;
         });
     observed.baselines = replayBaselines(values, first, options);

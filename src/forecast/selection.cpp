@@ -111,26 +111,33 @@ std::vector<double> windowMaxima(std::span<const double> values, int horizon, in
   return windows;
 }
 
-// A combination's served value for each window start: the combination of what each of the two
-// methods serves over that window (as the selection scores it), not the maximum of a combined
-// curve, which would carry a rise from before the window into it.
-std::vector<double> combinedWindows(Method method, std::span<const float> history,
-                                    std::chrono::seconds step, int horizon, int lead,
-                                    const HoltWintersParameters& parameters) {
+// The window maxima of the two methods a combination combines, seasonal naive (1d) and
+// Holt-Winters, for each window start, before the floor at the latest value (a read raises each
+// to the value it knows, then combines them: servedAt).
+std::vector<std::pair<double, double>> combinedParts(std::span<const float> history,
+                                                     std::chrono::seconds step, int horizon,
+                                                     int lead,
+                                                     const HoltWintersParameters& parameters) {
   const double latest = latestFinite(history);
   const std::vector<double> day = seasonalNaive(history, step, rhythm::kDay, horizon + lead);
   const std::vector<double> holt_winters =
       holtWintersWith(history, step, rhythm::kDay, horizon + lead, parameters);
-  // Each raised to the latest value in every window: that is how the combination is defined.
-  const auto all = static_cast<std::size_t>(lead) + 1;
-  const std::vector<double> day_windows = windowMaxima(day, horizon, lead, latest, all);
+  const std::vector<double> day_windows = windowMaxima(day, horizon, lead, latest, 0);
   const std::vector<double> holt_winters_windows =
-      windowMaxima(holt_winters, horizon, lead, latest, all);
-  std::vector<double> windows(std::min(day_windows.size(), holt_winters_windows.size()));
-  for (std::size_t k = 0; k < windows.size(); ++k) {
-    windows[k] = combined(method, day_windows[k], holt_winters_windows[k]);
+      windowMaxima(holt_winters, horizon, lead, latest, 0);
+  std::vector<std::pair<double, double>> parts(
+      std::min(day_windows.size(), holt_winters_windows.size()));
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    parts[k] = {day_windows[k], holt_winters_windows[k]};
   }
-  return windows;
+  return parts;
+}
+
+// A combination's served value for a window, its parts raised to `latest` (as the selection
+// scores it): the combination of what each method serves over that window, not the maximum of a
+// combined curve, which would carry a rise from before the window into it.
+double combinedAt(Method method, const std::pair<double, double>& parts, double latest) {
+  return combined(method, std::max(parts.first, latest), std::max(parts.second, latest));
 }
 
 // One candidate's errors at some of the scored steps.
@@ -333,18 +340,20 @@ Selection selectOnGrid(std::span<const float> x, const Sampling& sampling,
   const std::vector<double> holt_winters_curves =
       holtWintersCurves(x, step, rhythm::kDay, ahead, selection.holt_winters, lowest - lag);
   // The served value of a forecast made `lag` steps before its window: its values from there,
-  // raised to the latest value only when the window starts at it (as Forecast::windows).
+  // raised to the value at t, which the read knows from its fresh instant query (servedAt).
   const auto served_of = [lag, horizon](std::span<const double> values, double latest) {
     const std::span<const double> window =
         values.subspan(std::min(lag, values.size()),
                        std::min(values.size() - std::min(lag, values.size()), horizon + 1));
-    return lag == 0 ? servedValue(window, latest) : unflooredValue(window, latest);
+    return servedValue(window, latest);
   };
   for (std::size_t k = 0; k < scores.points.size(); ++k) {
     const std::size_t t = scores.points[k];
     const std::size_t origin = t - lag;
     const std::span<const float> known = x.first(origin + 1);
-    const double latest = latestFinite(known);
+    // The latest value a read at t serves is the value at t, not at the history's end: a normal
+    // rule's answer at the same moment.
+    const double latest = x[t];
     const double day = served_of(seasonalNaive(known, step, rhythm::kDay, ahead), latest);
     const double holt_winters = served_of(
         std::span(holt_winters_curves).subspan((origin - (lowest - lag)) * width, width), latest);
@@ -379,7 +388,7 @@ Selection selectOnGrid(std::span<const float> x, const Sampling& sampling,
     const std::span<const float> known = x.first(t - lag + 1);
     const double served = served_of(candidateValues(Method::kSeasonal, known, step, ahead,
                                                     model_options, selection.holt_winters),
-                                    latestFinite(known));
+                                    x[t]);
     model.record(k, served, scores.actual_max[k]);
     model.last_point = t;
   }
@@ -480,10 +489,18 @@ Forecast forecastOnGrid(const Selection& selection, std::span<const float> histo
   const int horizon = std::max(0, horizon_steps);
   forecast.values = candidateValues(selection.method, history, step, horizon + lead, model_options,
                                     selection.holt_winters, &model);
-  forecast.windows =
-      selection.method == Method::kCombinedLow || selection.method == Method::kCombinedMean
-          ? combinedWindows(selection.method, history, step, horizon, lead, selection.holt_winters)
-          : windowMaxima(forecast.values, horizon, lead, latest, 1);
+  if (selection.method == Method::kCombinedLow || selection.method == Method::kCombinedMean) {
+    // Each part raised to the latest value in every window: that is how the combination is
+    // defined.
+    forecast.combined_parts =
+        combinedParts(history, step, horizon, lead, selection.holt_winters);
+    for (const auto& parts : forecast.combined_parts) {
+      forecast.windows.push_back(combinedAt(selection.method, parts, latest));
+    }
+  } else {
+    forecast.windows = windowMaxima(forecast.values, horizon, lead, latest, 1);
+    forecast.unfloored_windows = windowMaxima(forecast.values, horizon, lead, latest, 0);
+  }
   if (selection.method == Method::kSeasonal) {
     forecast.why += "; " + model.why;
     forecast.period = model.period;
@@ -530,6 +547,7 @@ Forecast forecastOnSamples(const Selection& selection, std::span<const float> hi
   forecast.values.assign(static_cast<std::size_t>(horizon + lead) + 1, latest);
   forecast.windows.assign(static_cast<std::size_t>(lead) + 1, latest);
   forecast.maximum = latest;
+  forecast.horizon_steps = horizon;
   const auto spacing =
       static_cast<std::int64_t>(std::max<std::size_t>(1, forecast.sampling.spacing_steps));
   const NativeSamples native = nativeSamples(history, forecast.sampling.spacing_steps);
@@ -639,6 +657,33 @@ std::string servedValueRule(const Forecast& forecast) {
              ? "a sample due in the window: its forecast; else the value in force at the "
                "window's start"
              : "max over the horizon, never below the latest";
+}
+
+double servedAt(const Forecast& forecast, std::size_t window_index, double latest) {
+  const auto at = [window_index](const auto& windows) {
+    return windows[std::min(window_index, windows.size() - 1)];
+  };
+  if (!std::isfinite(latest)) {
+    return forecast.windows.empty() ? forecast.maximum : at(forecast.windows);
+  }
+  if (forecast.method == Method::kLatestValue) return latest;
+  // A series forecast on its own samples: a sample due by the window's start has come (or was
+  // missed), and `latest` is the value in force; the window serves its forecast only when it
+  // holds a sample still to come (due after its start), raised to `latest`.
+  if (forecast.on_samples) {
+    if (!forecast.next_sample_due || forecast.windows.empty()) return latest;
+    const auto spacing =
+        static_cast<std::int64_t>(std::max<std::size_t>(1, forecast.sampling.spacing_steps));
+    const auto k = static_cast<std::int64_t>(window_index);
+    const DueSample due = firstDueFrom(*forecast.next_sample_due, spacing, k + 1);
+    if (due.at > k + forecast.horizon_steps) return latest;
+    return std::max(at(forecast.windows), latest);
+  }
+  if (!forecast.combined_parts.empty()) {
+    return combinedAt(forecast.method, at(forecast.combined_parts), latest);
+  }
+  if (!forecast.unfloored_windows.empty()) return std::max(at(forecast.unfloored_windows), latest);
+  return std::max(forecast.windows.empty() ? forecast.maximum : at(forecast.windows), latest);
 }
 
 std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,

@@ -131,6 +131,20 @@ struct SelfMetrics::Impl {
           .Help("Unix time of the last config reload that was swapped in.")
           .Register(registry)
           .Add({});
+  Gauge& forecast_selections_pending =
+      prometheus::BuildGauge()
+          .Name("metrics_adapter_forecast_first_selections_pending")
+          .Help("Forecast series whose first method selection has not run yet (they serve "
+                "their latest value).")
+          .Register(registry)
+          .Add({});
+  Counter& forecast_ready_before_selections =
+      prometheus::BuildCounter()
+          .Name("metrics_adapter_forecast_ready_before_selections_total")
+          .Help("Starts that reported Ready before every forecast series had its first method "
+                "selection (the 2-minute readiness grace ran out).")
+          .Register(registry)
+          .Add({});
   Family<Counter>& audit_events =
       prometheus::BuildCounter()
           .Name("metrics_adapter_audit_events_total")
@@ -292,6 +306,14 @@ void SelfMetrics::countConfigReload(bool success) {
   }
   impl_->reload_successes.Increment();
   impl_->last_reload_success.SetToCurrentTime();
+}
+
+void SelfMetrics::setForecastSelectionsPending(std::size_t series) {
+  impl_->forecast_selections_pending.Set(static_cast<double>(series));
+}
+
+void SelfMetrics::countForecastReadyBeforeSelections() {
+  impl_->forecast_ready_before_selections.Increment();
 }
 
 void SelfMetrics::setBuildInfo(std::string_view version) {

@@ -76,11 +76,17 @@ CONFIG = """forecastRules:
 """ % (RULE, RAMP_RULE)
 
 
+# Every scrape the exporter served: (wall time, {workload: value as written}).
+SCRAPES = []
+
+
 def demand_now():
     """What the exporter serves at each scrape: every workload's demand now."""
     now = time.time()
+    values = {w: float("%.4f" % noisy(now, o)) for w, o in WORKLOADS.items()}
+    SCRAPES.append((now, values))
     return "# TYPE gpu_demand gauge\n" + "".join(
-        'gpu_demand{workload="%s"} %.4f\n' % (w, noisy(now, o)) for w, o in WORKLOADS.items())
+        'gpu_demand{workload="%s"} %.4f\n' % (w, v) for w, v in values.items())
 
 
 BACKFILL_SPACING = 30  # seconds between the backfilled samples
@@ -310,6 +316,66 @@ class ServedForecastTest(unittest.TestCase):
         self.assertRegex(block, r"latest value: MAPE \d+\.\d %, under-forecast")
         self.assertRegex(block, r"<- serves")
         self.assertRegex(block, r"sampling: a new value every 1 step \(1m\)")
+
+
+SCRAPE_INTERVAL = 1  # harness.Prometheus's
+FRESH_INTERVAL, FRESH_SETTLE = 4, 0.5  # kFreshInterval, kFreshSettle (forecast_service.h)
+REFRESH_INTERVAL = 5  # CONFIG's refreshInterval
+
+
+class FreshnessTest(unittest.TestCase):
+    def test_the_latest_value_is_as_fresh_as_a_normal_rules(self):
+        """'new' has one day of history, so it serves its latest value: each read, every 7 s over
+        more than two refresh periods (every phase of the refresh and of the fresh reads), is
+        the value of a scrape at most a scrape interval + 5 s before the read, and exactly what
+        the rule's query answers at the fresh read's evaluation time (a multiple of 4 s, 0.5 s
+        settled), as a normal rule with that query answers."""
+        forecast_items(ADAPTER)
+        ages = []
+        end = time.time() + 3 * REFRESH_INTERVAL + 7
+        while time.time() < end:
+            before = time.time()
+            served = quantity(forecast_items(ADAPTER, "workload=new")["new"]["value"])
+            after = time.time()
+            scraped = [t for t, values in list(SCRAPES)
+                       if abs(values["new"] - served) <= 0.0011 and t <= after]
+            self.assertTrue(scraped, "served %.4f is no scraped value" % served)
+            ages.append(after - max(scraped))
+            # What the rule's query answered at the last evaluation times before the read.
+            last_time = (before - FRESH_SETTLE) // FRESH_INTERVAL * FRESH_INTERVAL
+            answers = []
+            for at in (last_time, last_time - FRESH_INTERVAL):
+                answer = harness.http_get_json(PROMETHEUS.url + "/api/v1/query?" + urllib.parse.urlencode(
+                    {"query": 'sum by (workload) (gpu_demand{workload="new"})', "time": at}))
+                answers += [float(r["value"][1]) for r in answer["data"]["result"]]
+            self.assertTrue(any(abs(a - served) <= 0.0011 for a in answers),
+                            "served %.4f, the query answered %s" % (served, answers))
+            time.sleep(max(0, before + 7 - time.time()))
+        self.assertGreaterEqual(len(ages), 3)
+        print("\nlatest value's age at %d reads: max %.1f s (scrape every %d s)"
+              % (len(ages), max(ages), SCRAPE_INTERVAL))
+        self.assertLessEqual(max(ages), SCRAPE_INTERVAL + 5, ages)
+
+
+class ReadinessTest(unittest.TestCase):
+    def test_ready_only_once_every_series_is_selected(self):
+        """A replica started now reports Ready (harness.Adapter waits for it) only once each
+        series of each rule has its first method selection: at that answer no series was
+        pending, and the 2-minute grace did not end it."""
+        replica = harness.Adapter(PROCS, ARGS.binary, CONFIG_PATH, PROMETHEUS.url)
+        try:
+            status, _, body = replica.get("/readyz?verbose")
+            self.assertEqual(status, 200, body)
+            self.assertIn("[+]forecasts ok", body)
+            status, _, metrics = replica.get("/metrics")
+            self.assertEqual(status, 200)
+            self.assertRegex(metrics, r"(?m)^metrics_adapter_forecast_first_selections_pending 0$")
+            self.assertRegex(metrics,
+                             r"(?m)^metrics_adapter_forecast_ready_before_selections_total 0$")
+            items = forecast_items(replica)
+            self.assertEqual(sorted(items), sorted(WORKLOADS))
+        finally:
+            PROCS.stop(replica.process)
 
 
 class TwoReplicasTest(unittest.TestCase):

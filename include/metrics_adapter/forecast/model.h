@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "metrics_adapter/forecast/sampling.h"
@@ -63,6 +64,11 @@ struct Forecast {
   // forecastWith, k = 0 .. lead_steps: a value computed at one refresh is read until the next,
   // and the window must start at the time of each read, not at t.
   std::vector<double> windows;
+  // The same windows before any floor at the latest value: a read raises them to the freshest
+  // value it knows (servedAt). For a combination, the window maxima of its two methods, seasonal
+  // naive (1d) and Holt-Winters, each raised to that value before they are combined.
+  std::vector<double> unfloored_windows;
+  std::vector<std::pair<double, double>> combined_parts;
   // The methods scored by the selection that chose `method`, best first; empty when the
   // forecast came from one method without a selection.
   std::vector<MethodScore> scores;
@@ -74,6 +80,7 @@ struct Forecast {
   // the spacing (a sample not seen at its time is taken for a repeat of the one before, as
   // nativeSamples says); nullopt when the history has no sample.
   std::optional<std::int64_t> next_sample_due;
+  int horizon_steps = 0;  // with on_samples: the steps each window spans after its start
 };
 
 // History of less than this cannot show a daily rhythm twice, the least the model needs.

@@ -74,6 +74,14 @@ Forecast forecastWith(const Selection& selection, std::span<const float> history
                       std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
                       int lead_steps = 0);
 
+// What a read serves for the window that starts `window_index` steps after the history's end,
+// knowing `latest`, the series' value at the read (its fresh instant query; NaN when there is
+// none): the latest value for that method, else the window's forecast raised to it (a
+// combination raises each of its parts first). Without `latest`, Forecast::windows as the
+// refresh made them (raised to the history's last value for the first window only). A series
+// forecast on its own samples serves its windows as they are unless it serves the latest value.
+double servedAt(const Forecast& forecast, std::size_t window_index, double latest);
+
 // For a series forecast on its own samples, the window that starts `window_index` steps after
 // the history's end: when the next sample is due and what serves, e.g. "next sample due in 7m,
 // inside the 10m window: forecast by Holt-Winters (1d season)" or "next sample due in 22m,

@@ -66,6 +66,12 @@ class SelfMetrics {
 
   void setBuildInfo(std::string_view version);
 
+  // Forecast series whose first method selection has not run yet (they serve their latest
+  // value), and the starts that reported Ready before every first selection was done (the
+  // 2-minute readiness grace ran out).
+  void setForecastSelectionsPending(std::size_t series);
+  void countForecastReadyBeforeSelections();
+
   // Audit (--audit-log-*, --audit-webhook-*): `backend` is "log" or "webhook". An event handed
   // to the backend and written or sent; an event lost, by `reason`: "buffer_full" (batch mode's
   // buffer was full), "too_large" (over the truncate limit even without its bodies),

@@ -349,5 +349,99 @@ TEST(ForecastServiceBackendTest, EachRuleReadsTheBackendItNames) {
   EXPECT_EQ(service.status("orphan_forecast").last_error, "backend \"mimir\": not configured");
 }
 
+
+// The fresh read: one instant query per rule per evaluation time, whatever the number of reads.
+// A series served by the latest value serves exactly what the query answers, and a read after a
+// new scrape (the next evaluation time) sees it; a read too old is not used.
+TEST_F(ForecastServiceTest, FreshReadsServeTheNewestSample) {
+  // One day of history: both workloads are served their latest value.
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24)};
+  const config::ForecastRule rule = waveRule();
+  service_.refresh({rule}, kNow);
+  double a_now = 123.5;
+  prometheus_->answer = [&a_now](const std::string&) {
+    prometheus::QueryResult result;
+    result.samples = {testing::sample({{"workload", "a"}}, a_now),
+                      testing::sample({{"workload", "b"}}, 7)};
+    return result;
+  };
+  const Clock::time_point read = kNow + seconds(2);
+  service_.readFresh(read);
+  service_.readFresh(read + std::chrono::milliseconds(250));  // the same evaluation time
+  EXPECT_EQ(prometheus_->queries, std::vector<std::string>{rule.query});
+  const auto forecasts = service_.forecasts(rule.name);
+  auto fresh = service_.fresh(rule.name);
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(fresh->read_at, freshReadTime(read));
+  EXPECT_LE(read - fresh->read_at, kFreshInterval + kFreshSettle);
+  const auto served = [&](Clock::time_point at) {
+    std::map<std::string, double> values;
+    const std::shared_ptr<const FreshValues> last = service_.fresh(rule.name);
+    for (const SeriesForecast& series : forecasts->series) {
+      EXPECT_EQ(series.forecast.method, Method::kLatestValue);
+      values[series.labels.at("workload")] = servedValue(
+          series, servedWindow(*forecasts, at), freshValue(last.get(), series.labels, at));
+    }
+    return values;
+  };
+  EXPECT_EQ(served(read), (std::map<std::string, double>{{"a", 123.5}, {"b", 7}}));
+
+  a_now = 200;  // a new scrape
+  const Clock::time_point later = read + kFreshInterval;
+  service_.readFresh(later);
+  EXPECT_EQ(prometheus_->queries.size(), 2u);
+  EXPECT_EQ(served(later).at("a"), 200);
+  EXPECT_EQ(service_.status(rule.name).fresh_queries, 2u);
+
+  // Past kFreshMaxAge without a successful read, the history's last step serves again.
+  prometheus_->answer = [](const std::string&) -> prometheus::QueryResult {
+    throw prometheus::PrometheusError(prometheus::PrometheusError::Kind::kUnreachable, 0, "down");
+  };
+  const Clock::time_point stale = later + kFreshMaxAge + kFreshInterval;
+  service_.readFresh(stale);
+  EXPECT_NE(service_.status(rule.name).fresh_error, "");
+  for (const SeriesForecast& series : forecasts->series) {
+    EXPECT_EQ(served(stale).at(series.labels.at("workload")), series.latest);
+  }
+}
+
+// With no first selection in the refresh (the server), every series is pending and serves its
+// latest value; the worker then selects them all, choosing and serving what a refresh that
+// selected them at once did.
+TEST_F(ForecastServiceTest, TheWorkerMakesTheFirstSelectionsTheRefreshWouldHaveMade) {
+  prometheus_->range_answer = WaveServer{.first_data = kNow - hours(24 * 8)};
+  const config::ForecastRule rule = waveRule();
+  ForecastService server(testing::onlyBackend(prometheus_),
+                         ForecastServiceOptions{.first_selections_per_refresh = 0});
+  EXPECT_FALSE(server.selectionProgress().done());  // nothing fetched yet
+  server.refresh({rule}, kNow);
+  SelectionProgress progress = server.selectionProgress();
+  EXPECT_EQ(progress.rules_refreshed, 1u);
+  EXPECT_EQ(progress.series, 2u);
+  EXPECT_EQ(progress.pending, 2u);
+  EXPECT_FALSE(progress.done());
+  for (const SeriesForecast& series : server.forecasts(rule.name)->series) {
+    EXPECT_TRUE(series.pending);
+    EXPECT_TRUE(series.forecast.why.starts_with("selection pending"));
+  }
+
+  EXPECT_EQ(server.selectPending(std::chrono::nanoseconds(0)), 2u);  // no budget: none made
+  EXPECT_EQ(server.selectPending(hours(1)), 0u);
+  EXPECT_TRUE(server.selectionProgress().done());
+
+  service_.refresh({rule}, kNow);
+  const auto at_once = service_.forecasts(rule.name);
+  const auto selected = server.forecasts(rule.name);
+  ASSERT_EQ(selected->series.size(), at_once->series.size());
+  for (std::size_t i = 0; i < at_once->series.size(); ++i) {
+    EXPECT_FALSE(selected->series[i].pending);
+    EXPECT_EQ(selected->series[i].forecast.method, at_once->series[i].forecast.method);
+    EXPECT_EQ(selected->series[i].forecast.windows, at_once->series[i].forecast.windows);
+  }
+  // The next refresh keeps the selections.
+  server.refresh({rule}, kNow + minutes(1));
+  EXPECT_EQ(server.selectionProgress().pending, 0u);
+}
+
 }  // namespace
 }  // namespace metrics_adapter::forecast

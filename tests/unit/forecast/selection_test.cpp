@@ -312,7 +312,11 @@ TEST(CoarseSeriesTest, TheReplayForecastsTheDueSamplesAndSaysWhen) {
       << replayed.sampling;
   ASSERT_FALSE(replayed.baselines.empty());
   ASSERT_EQ(replayed.baselines[0].method, Method::kLatestValue);
-  EXPECT_LT(replayed.replay.mape, replayed.baselines[0].replay.mape);
+  // Read at t, as a normal rule reads it, the latest value has the new sample as soon as it is
+  // scraped, and on the lookback's grid the next one is never inside the window of a step that
+  // is scored: it cannot be beaten here, and the served forecast, which reads the same value
+  // at t, must not be worse.
+  EXPECT_LE(replayed.replay.mape, replayed.baselines[0].replay.mape);
 }
 
 TEST(MethodSelectionTest, GapsDoNotStopTheSelection) {
@@ -497,6 +501,59 @@ TEST(ReplaySelectionTest, NeverWorseThanTheBestSimpleMethodOnARhythm) {
   ASSERT_EQ(servingLagSteps(rule), 2u);
   ASSERT_FALSE(replayed.replay.points.empty());
   EXPECT_GE(replayed.replay.points.front().index, servingLagSteps(rule));
+}
+
+
+// A read serves the latest value it knows (the fresh instant query), not the history's last
+// step: the latest value method serves it, every other window is raised to it, a combination
+// raises each of its parts first; without it the refresh's windows serve.
+TEST(ServedAtTest, TheReadsLatestValueServesAndFloors) {
+  Forecast latest;
+  latest.method = Method::kLatestValue;
+  latest.windows = {40, 40};
+  EXPECT_EQ(servedAt(latest, 0, 12.5), 12.5);
+  EXPECT_EQ(servedAt(latest, 1, 55), 55);
+  EXPECT_EQ(servedAt(latest, 1, std::numeric_limits<double>::quiet_NaN()), 40);
+
+  Forecast day;
+  day.method = Method::kSeasonalNaiveDay;
+  day.windows = {15, 20};  // the first raised to the history's last value, 15
+  day.unfloored_windows = {10, 20};
+  EXPECT_EQ(servedAt(day, 0, 12), 12);  // demand fell since the last step: not 15
+  EXPECT_EQ(servedAt(day, 1, 12), 20);
+  EXPECT_EQ(servedAt(day, 1, 25), 25);
+  EXPECT_EQ(servedAt(day, 5, 1), 20);  // past the last window: the last one
+  EXPECT_EQ(servedAt(day, 0, std::numeric_limits<double>::quiet_NaN()), 15);
+
+  Forecast low;
+  low.method = Method::kCombinedLow;
+  low.windows = {30};
+  low.combined_parts = {{10, 30}};
+  EXPECT_EQ(servedAt(low, 0, 20), 20);  // min(max(10, 20), max(30, 20))
+  EXPECT_EQ(servedAt(low, 0, 5), 10);
+  low.method = Method::kCombinedMean;
+  EXPECT_EQ(servedAt(low, 0, 20), 25);
+}
+
+// The windows forecastWith makes carry what a read needs to raise them to its own latest value:
+// raising them to the history's last value gives the windows as the refresh served them.
+TEST(ServedAtTest, ForecastWithKeepsTheUnflooredWindows) {
+  std::vector<float> history(3 * 24 * 60);
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    history[i] = static_cast<float>(50 + 30 * std::sin(2 * 3.14159265 * static_cast<double>(i) /
+                                                       1440.0));
+  }
+  const double last = history.back();
+  for (const Method method : {Method::kSeasonalNaiveDay, Method::kHoltWinters,
+                              Method::kCombinedLow, Method::kCombinedMean}) {
+    Selection selection;
+    selection.method = method;
+    const Forecast forecast =
+        forecastWith(selection, history, std::chrono::seconds(60), 10, ModelOptions{}, 3);
+    ASSERT_EQ(forecast.windows.size(), 4u) << methodKey(method);
+    EXPECT_NEAR(servedAt(forecast, 0, last), forecast.windows[0], 1e-9) << methodKey(method);
+    EXPECT_GE(servedAt(forecast, 2, last + 1000), last + 1000) << methodKey(method);
+  }
 }
 
 }  // namespace
