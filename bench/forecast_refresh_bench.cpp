@@ -1,12 +1,13 @@
 // What keeping forecasts costs the adapter (docs/forecasting.md "Cost"): 1,000 forecast series
 // (10 forecastRules of 100 series) at a 1-minute step over 7 days, served by an in-process
-// Prometheus. Prints the first fetch's CPU (and how many series it left with their first
-// selection pending), the refreshes of the first hour while those selections run (each series'
-// at its own minute, some ahead of it), the median CPU of a steady refresh after that hour (every
-// rule due, one new step each), the RSS growth after the first fetch and over the steady
-// refreshes, and the query_range calls per series per refresh.
+// Prometheus, the service set up as the server sets it up (no first selection in a refresh).
+// Prints the first fetch's CPU (and how many series it left with their first selection pending),
+// the background worker's first selections (CPU and wall time on this one thread until none is
+// pending, CPU per series), the median CPU of a steady refresh after that (every rule due, one
+// new step each), the fresh reads' CPU per rule (the instant query's answer handed over in
+// process: what the service adds to the decode), the RSS growth after the first fetch and over
+// the steady refreshes, and the query_range calls per series per refresh.
 //   forecast_refresh_bench [--series-per-rule 100] [--rules 10] [--refreshes 10]
-//                          [--warmup-minutes 60]
 
 #include <sys/resource.h>
 
@@ -33,9 +34,17 @@ class WavePrometheus : public prometheus::PrometheusApi {
  public:
   explicit WavePrometheus(int series) : series_(series) {}
 
-  prometheus::QueryResult query(const std::string&, Clock::time_point,
+  // The value of each series now, as an instant query answers.
+  prometheus::QueryResult query(const std::string& promql, Clock::time_point at,
                                 std::chrono::milliseconds) override {
-    return {};
+    ++instant_calls;
+    prometheus::QueryResult result;
+    const double seconds = std::chrono::duration<double>(at.time_since_epoch()).count();
+    for (int s = 0; s < series_; ++s) {
+      result.samples.push_back(
+          {{{"rule", promql}, {"pod", "pod-" + std::to_string(s)}}, valueAt(seconds, s), seconds});
+    }
+    return result;
   }
   void series(const std::string&, Clock::time_point, std::chrono::milliseconds,
               const prometheus::SeriesVisitor&) override {}
@@ -51,8 +60,7 @@ class WavePrometheus : public prometheus::PrometheusApi {
       for (auto t = start; t <= end; t += step) {
         const double seconds = std::chrono::duration<double>(t.time_since_epoch()).count();
         one.times.push_back(seconds);
-        one.values.push_back(50 + 30 * std::sin(seconds / 86400 * 2 * 3.14159265 + s) +
-                             std::fmod(seconds * 7.3 + s, 5.0));
+        one.values.push_back(valueAt(seconds, s));
       }
       result.series.push_back(std::move(one));
     }
@@ -60,8 +68,14 @@ class WavePrometheus : public prometheus::PrometheusApi {
   }
 
   std::atomic<long> calls{0};
+  std::atomic<long> instant_calls{0};
 
  private:
+  static double valueAt(double seconds, int s) {
+    return 50 + 30 * std::sin(seconds / 86400 * 2 * 3.14159265 + s) +
+           std::fmod(seconds * 7.3 + s, 5.0);
+  }
+
   int series_;
 };
 
@@ -88,17 +102,23 @@ int intFlag(int argc, char** argv, const char* name, int fallback) {
   return fallback;
 }
 
+double wallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int per_rule = intFlag(argc, argv, "--series-per-rule", 100);
   const int rule_count = intFlag(argc, argv, "--rules", 10);
   const int refreshes = intFlag(argc, argv, "--refreshes", 10);
-  const int warmup_minutes = intFlag(argc, argv, "--warmup-minutes", 60);
+  namespace forecast = metrics_adapter::forecast;
 
   auto prometheus = std::make_shared<WavePrometheus>(per_rule);
   const auto backends = metrics_adapter::prometheus::BackendSet::single(prometheus);
-  metrics_adapter::forecast::ForecastService service([backends] { return backends; }, {});
+  forecast::ForecastService service(
+      [backends] { return backends; },
+      forecast::ForecastServiceOptions{.first_selections_per_refresh = 0});
   std::vector<metrics_adapter::config::ForecastRule> rules;
   for (int r = 0; r < rule_count; ++r) {
     metrics_adapter::config::ForecastRule rule;
@@ -114,16 +134,15 @@ int main(int argc, char** argv) {
   const double first_cpu = cpuSeconds() - cpu;
   const long first_calls = prometheus->calls.exchange(0);
   const long rss_after_first = rssKib();
-  const auto pending = [&service, &rules] {
-    int count = 0;
-    for (const auto& rule : rules) {
-      for (const auto& one : service.forecasts(rule.name)->series) {
-        count += one.forecast.why.starts_with("selection pending") ? 1 : 0;
-      }
-    }
-    return count;
-  };
-  const int pending_after_first = pending();
+  const std::size_t pending_after_first = service.selectionProgress().pending;
+
+  // The server's worker, on this one thread: batches of 100 ms until none is pending.
+  const double worker_cpu_start = cpuSeconds();
+  const double worker_wall_start = wallSeconds();
+  while (service.selectPending(std::chrono::milliseconds(100)) > 0) {
+  }
+  const double worker_cpu = cpuSeconds() - worker_cpu_start;
+  const double worker_wall = wallSeconds() - worker_wall_start;
 
   // `count` refreshes a minute apart; the CPU of each.
   const auto refreshMinutes = [&service, &rules, &now](int count) {
@@ -136,37 +155,41 @@ int main(int argc, char** argv) {
     }
     return cpu_each;
   };
-  std::vector<double> warmup_cpu = refreshMinutes(warmup_minutes);
-  const int pending_after_warmup = pending();
   prometheus->calls.store(0);
   const long rss_before_steady = rssKib();
-
   std::vector<double> refresh_cpu = refreshMinutes(refreshes);
   const long rss_end = rssKib();
   std::sort(refresh_cpu.begin(), refresh_cpu.end());
   const double series = static_cast<double>(per_rule) * rule_count;
 
+  // Fresh reads: one per rule per evaluation time.
+  constexpr int kFreshReads = 20;
+  const double fresh_cpu_start = cpuSeconds();
+  for (int i = 0; i < kFreshReads; ++i) service.readFresh(now + forecast::kFreshInterval * i);
+  const double fresh_cpu = cpuSeconds() - fresh_cpu_start;
+
   std::printf("%d series (%d rules x %d), 7 days at 1m\n", per_rule * rule_count, rule_count,
               per_rule);
   std::printf(
-      "first fetch: %.2f CPU s, %ld query_range calls, %d series' first selection "
+      "first fetch: %.2f CPU s, %ld query_range calls, %zu series' first selection "
       "pending\n",
       first_cpu, first_calls, pending_after_first);
-  if (!warmup_cpu.empty()) {
-    double total = 0;
-    for (const double one : warmup_cpu) total += one;
-    std::sort(warmup_cpu.begin(), warmup_cpu.end());
-    std::printf(
-        "first %d minutes: %.2f CPU s in all, median %.3f, max %.3f per refresh; %d "
-        "still pending after them\n",
-        warmup_minutes, total, warmup_cpu[warmup_cpu.size() / 2], warmup_cpu.back(),
-        pending_after_warmup);
-  }
+  std::printf(
+      "first selections on the worker: %.1f CPU s, %.1f s wall on one thread, %.1f ms CPU per "
+      "series; %zu pending after\n",
+      worker_cpu, worker_wall,
+      pending_after_first ? worker_cpu * 1000 / static_cast<double>(pending_after_first) : 0.0,
+      service.selectionProgress().pending);
   std::printf("steady refresh: median %.3f CPU s (min %.3f, max %.3f) over %d refreshes\n",
               refresh_cpu[refresh_cpu.size() / 2], refresh_cpu.front(), refresh_cpu.back(),
               refreshes);
   std::printf("query_range calls per series per refresh: %.3f\n",
               static_cast<double>(prometheus->calls.load()) / (series * refreshes));
+  std::printf(
+      "fresh reads: %ld instant queries for %d evaluation times, %.3f ms CPU per rule "
+      "per read (%d series a rule)\n",
+      prometheus->instant_calls.load(), kFreshReads, fresh_cpu * 1000 / (kFreshReads * rule_count),
+      per_rule);
   std::printf("RSS: %.1f MiB after the first fetch (+%.1f MiB), %+.1f MiB over the refreshes\n",
               rss_after_first / 1024.0, (rss_after_first - rss_start) / 1024.0,
               (rss_end - rss_before_steady) / 1024.0);

@@ -2,10 +2,10 @@
 """The forecast on real demand: `python3 bench/nab_forecast_bench.py --nab DIR`.
 
 bench/forecast_bench.cpp scores the model on synthetic demand whose generating function we wrote;
-this bench scores it on public traces we did not: 14 series of the Numenta Anomaly Benchmark
+this bench scores it on public traces we did not: 15 series of the Numenta Anomaly Benchmark
 (github.com/numenta/NAB; --nab is a checkout of it, a work tree or a bare git directory, read at
 run time and never copied into this repository): tweet volumes per 5 minutes (realTweets) and
-EC2/RDS CPU utilisation per 5 minutes (realAWSCloudwatch).
+EC2/RDS CPU utilisation and an ELB request count per 5 minutes (realAWSCloudwatch).
 
 Each trace is shifted so its last sample is at the current minute (spacing kept), written as
 OpenMetrics `nab_demand{trace="...",sampling="5m"}` (plus a `sampling="30m"` variant that keeps
@@ -57,6 +57,8 @@ TRACES = {
     **{"ec2_cpu_utilization_" + s: "data/realAWSCloudwatch/ec2_cpu_utilization_%s.csv" % s
        for s in ("24ae8d", "77c1ca", "ac20cd", "c6585a", "fe7f93")},
     "rds_cpu_utilization_cc0c53": "data/realAWSCloudwatch/rds_cpu_utilization_cc0c53.csv",
+    # Requests at a load balancer: demand measured where it arrives (issue 44's example).
+    "elb_request_count_8c0756": "data/realAWSCloudwatch/elb_request_count_8c0756.csv",
 }
 NATIVE_SPACING_S = 300  # every chosen trace is sampled every 5 minutes
 

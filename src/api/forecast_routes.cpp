@@ -101,8 +101,8 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
                      {"value", *quantity}});
   };
   for (const forecast::SeriesForecast& series : current->series) {
-    add(series.labels, forecast::servedValue(series, window,
-                                             forecast::freshValue(fresh.get(), series.labels, now)));
+    add(series.labels, forecast::servedValue(
+                           series, window, forecast::freshValue(fresh.get(), series.labels, now)));
   }
   // A series that appeared since the last refresh has no history yet: its latest value, as a
   // normal rule serves it, until the next refresh forecasts it.
@@ -144,8 +144,21 @@ server::HttpResponse observerPage(const forecast::ForecastService& forecasts,
 
   const auto replay_steps = static_cast<std::size_t>(
       std::chrono::hours(24) * static_cast<int>(days.value_or(1)) / history->rule.step);
-  const forecast::ObserverPageData data = forecast::replayHistory(
+  forecast::ObserverPageData data = forecast::replayHistory(
       history->rule, history->history, replay_steps, threshold ? threshold : target, target);
+  // What a read now serves as each series' latest value, and how old it is.
+  const auto current = forecasts.forecasts(name);
+  const auto fresh = forecasts.fresh(name);
+  const auto now = forecast::Clock::now();
+  for (forecast::ObservedSeries& observed : data.series) {
+    if (!current) break;
+    auto found = std::find_if(
+        current->series.begin(), current->series.end(),
+        [&observed](const forecast::SeriesForecast& one) { return one.labels == observed.labels; });
+    if (found != current->series.end()) {
+      observed.freshness = forecast::latestValueText(*current, *found, fresh.get(), now);
+    }
+  }
   server::HttpResponse response;
   response.content_type = "text/html; charset=utf-8";
   response.body = forecast::renderObserverPage(data);

@@ -312,7 +312,8 @@ class Adapter {
     forecast_fresh_ = std::make_unique<PeriodicTask>(
         kFreshTick, [forecasts = forecasts_] { forecasts->readFresh(forecast::Clock::now()); });
     forecast_selections_ = std::make_unique<PeriodicTask>(
-        kSelectionTick, [forecasts = forecasts_, metrics = self_metrics_, lowered = false]() mutable {
+        kSelectionTick,
+        [forecasts = forecasts_, metrics = self_metrics_, lowered = false]() mutable {
           if (!lowered) lowerThisThreadPriority(kSelectionNice);
           lowered = true;
           // Back to back while any is pending, a batch at a time so that stop() waits for one.
@@ -352,9 +353,9 @@ class Adapter {
                                                : "the first relist has not finished";
                                   }});
     parts.health.ready.push_back(
-        {"forecasts", [forecasts = forecasts_, metrics = self_metrics_,
-                       started = std::chrono::steady_clock::now(),
-                       graced = std::make_shared<std::once_flag>()] {
+        {"forecasts",
+         [forecasts = forecasts_, metrics = self_metrics_,
+          started = std::chrono::steady_clock::now(), graced = std::make_shared<std::once_flag>()] {
            const forecast::SelectionProgress progress = forecasts->selectionProgress();
            metrics->setForecastSelectionsPending(progress.pending);  // as of this answer
            if (progress.done()) return std::optional<std::string>();
@@ -367,9 +368,10 @@ class Adapter {
              return std::optional<std::string>(pending);
            }
            std::call_once(*graced, [&] {
-             SPDLOG_WARN("ready after {} s although {}: they serve their latest value until "
-                         "selected",
-                         std::chrono::seconds(kSelectionReadinessGrace).count(), pending);
+             SPDLOG_WARN(
+                 "ready after {} s although {}: they serve their latest value until "
+                 "selected",
+                 std::chrono::seconds(kSelectionReadinessGrace).count(), pending);
              metrics->countForecastReadyBeforeSelections();
            });
            return std::optional<std::string>();

@@ -1,5 +1,7 @@
 #include "app/explain_forecast.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,8 +11,6 @@
 #include <ostream>
 #include <sstream>
 #include <string>
-
-#include <spdlog/fmt/fmt.h>
 
 #include "metrics_adapter/api/custom_metrics_handler.h"
 #include "metrics_adapter/forecast/forecast_service.h"
@@ -62,7 +62,8 @@ void printSampling(std::ostream& out, const config::ForecastRule& rule,
 // Where the served latest value comes from and how old it is: the rule's fresh read (an
 // instant query, as a normal rule's answer) when there is one, else the history's last step.
 std::string freshReadText(const forecast::FreshValues* fresh, const forecast::RuleStatus& status,
-                          forecast::Clock::time_point computed_at, forecast::Clock::time_point now) {
+                          forecast::Clock::time_point computed_at,
+                          forecast::Clock::time_point now) {
   const auto age = [now](forecast::Clock::time_point t) {
     return fmt::format("{:.1f} s", std::chrono::duration<double>(now - t).count());
   };

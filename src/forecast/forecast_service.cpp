@@ -1,5 +1,6 @@
 #include "metrics_adapter/forecast/forecast_service.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -219,9 +220,36 @@ std::optional<double> freshValue(const FreshValues* fresh,
   return found->second;
 }
 
+std::string latestValueText(const RuleForecasts& forecasts, const SeriesForecast& series,
+                            const FreshValues* fresh, Clock::time_point now) {
+  const auto ago = [now](Clock::time_point t) {
+    return fmt::format("{:.1f} s ago", std::chrono::duration<double>(now - t).count());
+  };
+  const std::optional<double> value = freshValue(fresh, series.labels, now);
+  std::string text =
+      value ? fmt::format(
+                  "{:g} from the rule's fresh read (an instant query) {}, plus "
+                  "Prometheus's own age of at most a scrape interval",
+                  *value, ago(fresh->read_at))
+            : fmt::format("{:g} from the history's last step, {}: no fresh read in the last {} s",
+                          series.latest, ago(forecasts.computed_at),
+                          std::chrono::seconds(kFreshMaxAge).count());
+  if (series.pending) {
+    const auto before = std::count_if(forecasts.series.begin(), forecasts.series.end(),
+                                      [&series](const SeriesForecast& other) {
+                                        return other.pending && other.labels < series.labels;
+                                      });
+    text += fmt::format(
+        "; first selection pending: the background worker selects {} of the "
+        "rule's series before it",
+        before);
+  }
+  return text;
+}
+
 Clock::time_point freshReadTime(Clock::time_point now) {
-  const auto since_epoch =
-      std::chrono::duration_cast<std::chrono::milliseconds>((now - kFreshSettle).time_since_epoch());
+  const auto since_epoch = std::chrono::duration_cast<std::chrono::milliseconds>(
+      (now - kFreshSettle).time_since_epoch());
   return Clock::time_point(since_epoch - since_epoch % std::chrono::milliseconds(kFreshInterval));
 }
 

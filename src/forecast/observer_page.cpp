@@ -586,7 +586,8 @@ void appendObserverBaselines(std::string& out, const ObservedSeries& series) {
     return replay.lead_time_seconds ? observerFixed(*replay.lead_time_seconds / 60, 1) + " min"
                                     : std::string("n/a");
   };
-  out += R"(<table class="baselines"><tr><th>method (same steps)</th><th>MAPE</th>)"
+  out += R"(<table class="baselines"><tr><th>method (same steps; the simple ones read at each )"
+         R"(step with no lag, as a normal rule serves them)</th><th>MAPE</th>)"
          "<th>under-forecast</th><th>median lead</th></tr>\n";
   const auto row = [&](std::string_view key, const std::string& name, const BacktestResult& replay,
                        bool marked) {
@@ -693,6 +694,8 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
                     series.why.empty() ? std::string("&#8212;") : observerEscaped(series.why));
   if (!series.sampling.empty())
     appendObserverRow(out, "Sampling", observerEscaped(series.sampling));
+  if (!series.freshness.empty())
+    appendObserverRow(out, "Latest value", observerEscaped(series.freshness));
   if (!series.served_steps.empty()) {
     std::string served;
     for (const auto& [method, steps] : series.served_steps) {

@@ -107,8 +107,8 @@ ObserverPageData replayHistory(const config::ForecastRule& rule, const GridHisto
           const Forecast forecast = selector.forecast(window, origin_step + t, lag);
           ++observed.served_steps[forecast.method];
           std::vector<double> served(static_cast<std::size_t>(lag) + 1, kReplayNaN);
-          served.back() =
-              servedAt(forecast, static_cast<std::size_t>(lag), values[static_cast<std::size_t>(t + lag)]);
+          served.back() = servedAt(forecast, static_cast<std::size_t>(lag),
+                                   values[static_cast<std::size_t>(t + lag)]);
           return served;
         });
     observed.baselines = replayBaselines(values, first, options);

@@ -492,8 +492,7 @@ Forecast forecastOnGrid(const Selection& selection, std::span<const float> histo
   if (selection.method == Method::kCombinedLow || selection.method == Method::kCombinedMean) {
     // Each part raised to the latest value in every window: that is how the combination is
     // defined.
-    forecast.combined_parts =
-        combinedParts(history, step, horizon, lead, selection.holt_winters);
+    forecast.combined_parts = combinedParts(history, step, horizon, lead, selection.holt_winters);
     for (const auto& parts : forecast.combined_parts) {
       forecast.windows.push_back(combinedAt(selection.method, parts, latest));
     }

@@ -134,15 +134,17 @@ struct SelfMetrics::Impl {
   Gauge& forecast_selections_pending =
       prometheus::BuildGauge()
           .Name("metrics_adapter_forecast_first_selections_pending")
-          .Help("Forecast series whose first method selection has not run yet (they serve "
-                "their latest value).")
+          .Help(
+              "Forecast series whose first method selection has not run yet (they serve "
+              "their latest value).")
           .Register(registry)
           .Add({});
   Counter& forecast_ready_before_selections =
       prometheus::BuildCounter()
           .Name("metrics_adapter_forecast_ready_before_selections_total")
-          .Help("Starts that reported Ready before every forecast series had its first method "
-                "selection (the 2-minute readiness grace ran out).")
+          .Help(
+              "Starts that reported Ready before every forecast series had its first method "
+              "selection (the 2-minute readiness grace ran out).")
           .Register(registry)
           .Add({});
   Family<Counter>& audit_events =

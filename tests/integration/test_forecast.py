@@ -504,6 +504,9 @@ class ObserverRouteTest(unittest.TestCase):
         browser.check_html(out)
         self.assertIn(RAMP_RULE, out)
         self.assertIn('data-chart="replicas"', out)
+        # Where a read now takes the latest value from, and how old it is.
+        self.assertRegex(out, r'<th scope="row">Latest value</th><td>[\d.]+ from the rule.{1,6}s '
+                              r'fresh read \(an instant query\) [\d.]+ s ago')
         status, content_type, _ = ADAPTER.get(OBSERVER + RAMP_RULE)
         self.assertEqual(status, 200)
         self.assertTrue(content_type.startswith("text/html"), content_type)

@@ -101,6 +101,14 @@ std::optional<double> freshValue(const FreshValues* fresh,
                                  const std::map<std::string, std::string>& labels,
                                  Clock::time_point now);
 
+// For the observer page: where a read at `now` takes the series' latest value from and how old
+// that information is, e.g. "41.2 from the rule's fresh read (an instant query) 2.1 s ago, plus
+// Prometheus's own age of at most a scrape interval" or "41.2 from the history's last step, 75.0 s
+// ago: no fresh read in the last 16 s"; and for a series whose first selection is pending, how
+// many of the rule's series the background worker selects before it.
+std::string latestValueText(const RuleForecasts& forecasts, const SeriesForecast& series,
+                            const FreshValues* fresh, Clock::time_point now);
+
 // A copy of a rule's history, for the observer page and explain.
 struct RuleHistory {
   config::ForecastRule rule;
@@ -113,7 +121,7 @@ struct RuleStatus {
   bool fetched = false;    // its history has been fetched at least once
   std::string last_error;  // the last refresh's failure ("" after a success)
   Clock::time_point last_success;
-  std::size_t queries = 0;  // query_range calls sent for this rule so far
+  std::size_t queries = 0;        // query_range calls sent for this rule so far
   std::size_t fresh_queries = 0;  // instant queries of readFresh so far
   std::string fresh_error;        // the last fresh read's failure ("" after a success)
 };

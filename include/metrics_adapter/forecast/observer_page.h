@@ -26,6 +26,9 @@ struct ObservedSeries {
   // How many replayed steps each method served (the selection is made again every hour).
   std::map<Method, std::size_t> served_steps;
   std::vector<BaselineReplay> baselines;  // latest value, seasonal naive, Holt-Winters
+  // Where the served latest value comes from and how old it is, and the series' first
+  // selection (the server fills it in; empty: no row).
+  std::string freshness;
 };
 
 // The simple method with the lowest MAPE on the replayed steps; null when none was replayed.

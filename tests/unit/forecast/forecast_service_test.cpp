@@ -349,7 +349,6 @@ TEST(ForecastServiceBackendTest, EachRuleReadsTheBackendItNames) {
   EXPECT_EQ(service.status("orphan_forecast").last_error, "backend \"mimir\": not configured");
 }
 
-
 // The fresh read: one instant query per rule per evaluation time, whatever the number of reads.
 // A series served by the latest value serves exactly what the query answers, and a read after a
 // new scrape (the next evaluation time) sees it; a read too old is not used.
@@ -379,8 +378,8 @@ TEST_F(ForecastServiceTest, FreshReadsServeTheNewestSample) {
     const std::shared_ptr<const FreshValues> last = service_.fresh(rule.name);
     for (const SeriesForecast& series : forecasts->series) {
       EXPECT_EQ(series.forecast.method, Method::kLatestValue);
-      values[series.labels.at("workload")] = servedValue(
-          series, servedWindow(*forecasts, at), freshValue(last.get(), series.labels, at));
+      values[series.labels.at("workload")] = servedValue(series, servedWindow(*forecasts, at),
+                                                         freshValue(last.get(), series.labels, at));
     }
     return values;
   };

@@ -503,7 +503,6 @@ TEST(ReplaySelectionTest, NeverWorseThanTheBestSimpleMethodOnARhythm) {
   EXPECT_GE(replayed.replay.points.front().index, servingLagSteps(rule));
 }
 
-
 // A read serves the latest value it knows (the fresh instant query), not the history's last
 // step: the latest value method serves it, every other window is raised to it, a combination
 // raises each of its parts first; without it the refresh's windows serve.
@@ -540,12 +539,12 @@ TEST(ServedAtTest, TheReadsLatestValueServesAndFloors) {
 TEST(ServedAtTest, ForecastWithKeepsTheUnflooredWindows) {
   std::vector<float> history(3 * 24 * 60);
   for (std::size_t i = 0; i < history.size(); ++i) {
-    history[i] = static_cast<float>(50 + 30 * std::sin(2 * 3.14159265 * static_cast<double>(i) /
-                                                       1440.0));
+    history[i] =
+        static_cast<float>(50 + 30 * std::sin(2 * 3.14159265 * static_cast<double>(i) / 1440.0));
   }
   const double last = history.back();
-  for (const Method method : {Method::kSeasonalNaiveDay, Method::kHoltWinters,
-                              Method::kCombinedLow, Method::kCombinedMean}) {
+  for (const Method method : {Method::kSeasonalNaiveDay, Method::kHoltWinters, Method::kCombinedLow,
+                              Method::kCombinedMean}) {
     Selection selection;
     selection.method = method;
     const Forecast forecast =
