@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics_adapter/forecast/wake_ups.h"
 #include "metrics_adapter/text/utf8.h"
 
 namespace metrics_adapter::forecast {
@@ -578,6 +579,34 @@ void appendObserverRow(std::string& out, std::string_view name, std::string_view
   out += "</td></tr>\n";
 }
 
+// Scale to zero: when an HPA with minReplicas: 0 on the forecast would have left 0 replicas on
+// each replayed night, and when one on the demand would have, e.g. "2026-11-27 05:52 UTC by the
+// forecast, 06:01 by the demand (9 min earlier)"; "" when the forecast never served 0 replicas.
+std::string wakeUpsText(const std::vector<BacktestPoint>& points, double target, double origin,
+                        double step_seconds) {
+  std::string text;
+  for (const WakeUp& wake_up : wakeUps(points, target)) {
+    const double at = origin + static_cast<double>(wake_up.forecast_index) * step_seconds;
+    if (!text.empty()) text += "; ";
+    text += observerDateTime(at) + " UTC by the forecast, ";
+    if (!wake_up.reactive_index) {
+      text += "not by the demand that night";
+      continue;
+    }
+    const double demand_at = origin + static_cast<double>(*wake_up.reactive_index) * step_seconds;
+    text += observerDateTime(demand_at).substr(11) + " by the demand";
+    const double minutes = (demand_at - at) / 60;
+    if (minutes > 0) {
+      text += " (" + observerFixed(minutes, 0) + " min earlier)";
+    } else if (minutes < 0) {
+      text += " (" + observerFixed(-minutes, 0) + " min later)";
+    } else {
+      text += " (at the same step)";
+    }
+  }
+  return text;
+}
+
 // Ours beside each simple method on the same replayed steps; the best simple method marked.
 void appendObserverBaselines(std::string& out, const ObservedSeries& series) {
   if (series.baselines.empty()) return;
@@ -686,6 +715,8 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
     peaks += text_of(peak_forecast_replicas);
     peaks += "</span>";
     appendObserverRow(out, "Peak replicas", peaks);
+    const std::string wake_ups = wakeUpsText(points, *target, origin, step_seconds);
+    if (!wake_ups.empty()) appendObserverRow(out, "Leaves 0 replicas", observerEscaped(wake_ups));
   }
   appendObserverRow(out, "Serves now",
                     "<span data-method=\"" + std::string(methodKey(series.method)) + "\">" +

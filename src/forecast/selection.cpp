@@ -623,9 +623,16 @@ Selection selectMethod(std::span<const float> history, std::chrono::seconds step
 Forecast forecastWith(const Selection& selection, std::span<const float> history,
                       std::chrono::seconds step, int horizon_steps, const ModelOptions& options,
                       int lead_steps) {
-  return selection.on_samples
-             ? forecastOnSamples(selection, history, step, horizon_steps, options, lead_steps)
-             : forecastOnGrid(selection, history, step, horizon_steps, options, lead_steps);
+  Forecast forecast =
+      selection.on_samples
+          ? forecastOnSamples(selection, history, step, horizon_steps, options, lead_steps)
+          : forecastOnGrid(selection, history, step, horizon_steps, options, lead_steps);
+  float largest = 0;
+  for (const float value : history) {
+    if (std::isfinite(value) && value > largest) largest = value;
+  }
+  forecast.negligible = kNegligibleShare * largest;
+  return forecast;
 }
 
 std::string nextSampleText(const Forecast& forecast, std::chrono::seconds step, int horizon_steps,
@@ -658,7 +665,10 @@ std::string servedValueRule(const Forecast& forecast) {
              : "max over the horizon, never below the latest";
 }
 
-double servedAt(const Forecast& forecast, std::size_t window_index, double latest) {
+namespace {
+
+// servedAt before the snap of a negligible value to 0.
+double servedUnsnapped(const Forecast& forecast, std::size_t window_index, double latest) {
   const auto at = [window_index](const auto& windows) {
     return windows[std::min(window_index, windows.size() - 1)];
   };
@@ -683,6 +693,13 @@ double servedAt(const Forecast& forecast, std::size_t window_index, double lates
   }
   if (!forecast.unfloored_windows.empty()) return std::max(at(forecast.unfloored_windows), latest);
   return std::max(forecast.windows.empty() ? forecast.maximum : at(forecast.windows), latest);
+}
+
+}  // namespace
+
+double servedAt(const Forecast& forecast, std::size_t window_index, double latest) {
+  const double served = servedUnsnapped(forecast, window_index, latest);
+  return served > 0 && served < forecast.negligible ? 0 : served;
 }
 
 std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,

@@ -81,7 +81,15 @@ struct Forecast {
   // nativeSamples says); nullopt when the history has no sample.
   std::optional<std::int64_t> next_sample_due;
   int horizon_steps = 0;  // with on_samples: the steps each window spans after its start
+  // A positive served value below this (a thousandth of the history's largest value) serves 0:
+  // a model's residue over a night of zeros, not demand, and any value above 0 keeps an HPA
+  // with minReplicas: 0 at one replica (ceil(value / target)). 0: no such snap.
+  double negligible = 0;
 };
+
+// The share of a series' largest value below which a positive forecast serves 0
+// (Forecast::negligible).
+inline constexpr double kNegligibleShare = 1e-3;
 
 // History of less than this cannot show a daily rhythm twice, the least the model needs.
 inline constexpr std::chrono::hours kMinimumHistory{48};

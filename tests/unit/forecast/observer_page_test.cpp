@@ -238,6 +238,25 @@ TEST(ObserverPageTest, ReplicasComeFromPointsAndTarget) {
             std::to_string(actual.size()));
 }
 
+// Scale to zero: the page says when the forecast, and the demand, would have moved a Deployment
+// with minReplicas: 0 off 0 replicas (here 06:00 and 06:09 of the replayed day).
+TEST(ObserverPageTest, SaysWhenTheDeploymentWouldHaveLeftZero) {
+  std::vector<double> actual(24 * 60, 0);
+  std::vector<double> forecast(24 * 60, 0);
+  for (std::size_t minute = 360; minute < 1200; ++minute) forecast[minute] = 30;
+  for (std::size_t minute = 369; minute < 1190; ++minute) actual[minute] = 30;
+  ObserverPageData data = observerTestPage({observerTestSeries(actual, forecast)});
+  data.target = 20;
+  const std::string html = renderObserverPage(data);
+  EXPECT_NE(html.find("<th scope=\"row\">Leaves 0 replicas</th><td>2024-03-05 06:00 UTC by the "
+                      "forecast, 06:09 by the demand (9 min earlier)</td>"),
+            std::string::npos);
+  // A forecast that never serves 0 replicas (1 at night) never leaves 0: no such row.
+  for (double& value : forecast) value += 1;
+  data.series = {observerTestSeries(actual, forecast)};
+  EXPECT_EQ(renderObserverPage(data).find("Leaves 0 replicas"), std::string::npos);
+}
+
 TEST(ObserverPageTest, TargetNotPositiveOrFiniteIsNotGiven) {
   for (const double target : {0.0, -5.0, std::numeric_limits<double>::quiet_NaN(),
                               std::numeric_limits<double>::infinity()}) {

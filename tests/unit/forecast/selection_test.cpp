@@ -555,5 +555,41 @@ TEST(ServedAtTest, ForecastWithKeepsTheUnflooredWindows) {
   }
 }
 
+// Scale to zero (docs/forecasting.md "Scale to zero at night"): a demand measured where it arrives
+// that is 0 every night. Served as a server serves it (the forecast made two steps before the
+// read, raised to the value at the read), the night serves exactly 0, so an HPA with
+// minReplicas: 0 can park the Deployment, and the value rises above 0 a horizon before the
+// morning ramp, so the HPA leaves 0 ahead of the demand.
+TEST(ScaleToZeroTest, ANightOfZeroServesZeroAndTheRampIsSeenAHorizonAhead) {
+  LoadShape shape = dailyShape(0.05, 8);
+  shape.night = 0;
+  shape.ramp_minutes = 30;
+  const std::size_t day = 7 * kMinutesPerDay;
+  const auto series = synthetic::generateLoad(shape, day + kMinutesPerDay);
+  constexpr int kLag = 2;
+  SelectingForecaster forecaster(kStep, kHorizon, {}, {{"gateway", "bert"}}, kLag);
+  // What a read at minute `t` of day 7 is served.
+  const auto served_at = [&](std::size_t minute) {
+    const std::size_t t = day + minute;
+    const std::span<const float> history(series.data(), t - kLag + 1);
+    const Forecast forecast =
+        forecaster.forecast(history, static_cast<std::int64_t>(t - kLag), kLag);
+    return servedAt(forecast, kLag, series[t]);
+  };
+  for (const std::size_t minute : {0u, 60u, 180u, 300u, 340u}) {
+    ASSERT_EQ(series[day + minute], 0.0F);
+    EXPECT_EQ(served_at(minute), 0.0) << "minute " << minute << " of the night";
+  }
+  // The ramp starts at 06:00 (minute 360): the window of a read a horizon before it reaches it.
+  const std::size_t first_above = [&] {
+    for (std::size_t minute = 330; minute <= 360; ++minute) {
+      if (served_at(minute) > 0) return minute;
+    }
+    return std::size_t{361};
+  }();
+  EXPECT_LE(first_above, 360u - kHorizon + 1) << forecaster.selection()->why;
+  EXPECT_GT(served_at(360 - kHorizon + 2), 0.0);
+}
+
 }  // namespace
 }  // namespace metrics_adapter::forecast
