@@ -15,6 +15,7 @@
 #include "app/process_tuning.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
+#include "metrics_adapter/logging/logging.h"
 
 namespace {
 
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
     return runDryRun(options, std::cout, std::cerr);
   }
   try {
-    configureLogging(options.log);  // opens --log_file / --log_dir
+    metrics_adapter::logging::configureLogging(options.log);  // opens --log_file / --log_dir
   } catch (const std::invalid_argument& e) {
     std::cerr << "metrics-adapter: " << e.what() << "\n";
     return 1;

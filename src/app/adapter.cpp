@@ -14,7 +14,7 @@
 #include "app/backend_pool.h"
 #include "app/config_reloader.h"
 #include "app/debug_socket.h"
-#include "app/logging.h"
+#include "app/access_log.h"
 #include "app/periodic_task.h"
 #include "app/process_tuning.h"
 #include "app/rest_mapping_refresher.h"
@@ -435,7 +435,7 @@ int waitForStop(const sigset_t& handled_signals, const std::function<void()>& re
 }  // namespace
 
 int runAdapter(const AdapterOptions& options) {
-  configureLogging(options.log);
+  logging::configureLogging(options.log);
   logStartupNotices(options);
   const sigset_t handled_signals = blockHandledSignals();
   raiseOpenFileLimit();

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "app/logging.h"
+#include "metrics_adapter/logging/logging.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/server/request_info.h"
 
@@ -38,7 +38,7 @@ server::HttpResponse setVerbosity(const std::string& body) {
     return api::errorResponse(api::ApiError::badRequest(
         "the body must be a verbosity from 0 to 100, not \"" + body + "\""));
   }
-  setLogVerbosity(verbosity);
+  logging::setLogVerbosity(verbosity);
   SPDLOG_INFO("--v set to {} through the debug socket", verbosity);
   return textResponse(200,
                       "successfully set klog.logging.verbosity to " + std::string(text) + "\n");

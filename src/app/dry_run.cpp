@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app/backend_pool.h"
-#include "app/logging.h"
+#include "metrics_adapter/logging/logging.h"
 #include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/auth/authenticator.h"
 #include "metrics_adapter/config/config.h"
@@ -193,7 +193,7 @@ void checkAuditAndLogs(const AdapterOptions& options, Findings& found) {
     found.problems.emplace_back(e.what());
   }
   try {
-    checkLogOptions(options.log);
+    logging::checkLogOptions(options.log);
   } catch (const std::exception& e) {
     found.problems.emplace_back(e.what());
   }

@@ -8,12 +8,14 @@
 #include <map>
 #include <stdexcept>
 
-#include "app/log_sinks.h"
 #include "app/prometheus_auth.h"
 #include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/server/sni_cert_key.h"
 
 namespace metrics_adapter::app {
+
+// klog's flags are read here and given their meaning by the logging module.
+using logging::LogSeverity;
 namespace {
 
 struct Flag {
@@ -56,11 +58,11 @@ double parseNumber(const std::string& name, const std::string& value) {
   return result;
 }
 
-LogFormat parseLogFormat(const std::string& name, const std::string& value) {
+logging::LogFormat parseLogFormat(const std::string& name, const std::string& value) {
   if (value != "text" && value != "json") {
     throw FlagError("--" + name + ": must be text or json, not \"" + value + "\"");
   }
-  return value == "json" ? LogFormat::kJson : LogFormat::kText;
+  return value == "json" ? logging::LogFormat::kJson : logging::LogFormat::kText;
 }
 
 // klog's --stderrthreshold: a severity name or its number.
@@ -378,7 +380,7 @@ std::map<std::string, Flag> serverFlags() {
         false,
         [](AdapterOptions& o, const std::string& v) {
           try {
-            o.log.vmodule = parseVmodule(v);
+            o.log.vmodule = logging::parseVmodule(v);
           } catch (const std::invalid_argument& e) {
             throw FlagError(e.what());
           }
@@ -407,7 +409,8 @@ std::map<std::string, Flag> serverFlags() {
        {"file:line: a stack trace follows the message logged there", false,
         [](AdapterOptions& o, const std::string& v) {
           try {
-            parseBacktraceAt(v);  // the one reader of the flag, so a refusal names the flag
+            logging::parseBacktraceAt(
+                v);  // the one reader of the flag, so a refusal names the flag
           } catch (const std::invalid_argument& error) {
             throw FlagError(error.what());
           }

@@ -11,10 +11,4 @@ namespace metrics_adapter::app {
 // reason is logged naming the file/flag).
 int runAdapter(const AdapterOptions& options);
 
-// Sets up spdlog as klog's flags say (LogOptions): a level from --v (0-5 info, 6-7 debug, 8+
-// trace) and --vmodule, text lines or JSON objects (--log-format), on stderr or in the files of
-// --log_file/--log_dir with --logtostderr=false. Throws std::invalid_argument naming the flag
-// when a file cannot be opened. Idempotent.
-void configureLogging(const LogOptions& options);
-
 }  // namespace metrics_adapter::app

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics_adapter/app/log_options.h"
+#include "metrics_adapter/logging/log_options.h"
 #include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
@@ -68,7 +68,7 @@ struct AdapterOptions {
   kube::ObjectListerOptions object_lister;
   AuthOptions auth;
   server::ServerOptions server;
-  LogOptions log;
+  logging::LogOptions log;
   audit::AuditOptions audit;
   // --debug-socket-path: a Unix socket serving /metrics, the health paths and the effective
   // flags without authentication (upstream serves its debug handlers there).

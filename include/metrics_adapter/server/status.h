@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "metrics_adapter/text/json_quote.h"
+
 namespace metrics_adapter::server {
 
 // One entry of a Status's details.causes.
@@ -31,11 +33,8 @@ struct StatusDetails {
 std::string statusJson(int code, std::string_view reason, std::string_view message,
                        const std::optional<StatusDetails>& details = std::nullopt);
 
-// The JSON string literal for `text`, including the surrounding quotes. Escapes like Go's
-// encoding/json: control characters, `"`, `\`, `<`, `>`, `&`, U+2028 and U+2029; each byte of
-// invalid UTF-8 becomes \ufffd.
-std::string jsonQuote(std::string_view text);
-// The same, appended to `out`.
-void appendJsonQuoted(std::string& out, std::string_view text);
+// The one JSON string escaper lives in the text module, below every module (logging too).
+using text::appendJsonQuoted;
+using text::jsonQuote;
 
 }  // namespace metrics_adapter::server

@@ -170,6 +170,7 @@ TEST(FlagsTest, HelpNeedsNoConfig) {
 }
 
 TEST(FlagsTest, LogFormatIsTextOrJson) {
+  using logging::LogFormat;
   EXPECT_EQ(parse({"--config=c"}).log.format, LogFormat::kText);  // issue 6: text by default
   EXPECT_EQ(parse({"--config=c", "--log-format=json"}).log.format, LogFormat::kJson);
   EXPECT_EQ(parse({"--config=c", "--log-format", "text"}).log.format, LogFormat::kText);

@@ -3,9 +3,9 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics_adapter/app/log_options.h"
+#include "metrics_adapter/logging/log_options.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 
 // True when `name` matches the glob `pattern` as Go's path.Match reads it: '*' (any run of
 // characters but '/'), '?' (one character but '/'), [abc], [a-z], [^a-z], '\' escapes. A
@@ -39,4 +39,4 @@ class VmoduleMatcher {
   std::vector<VmoduleRule> rules_;
 };
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

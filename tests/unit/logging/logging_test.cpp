@@ -1,4 +1,4 @@
-#include "app/logging.h"
+#include "metrics_adapter/logging/logging.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 using std::chrono::microseconds;
@@ -118,4 +118,4 @@ TEST(VerbosityTest, UpstreamLevels) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -12,22 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "app/log_vmodule.h"
+#include "logging/log_vmodule.h"
 
-namespace metrics_adapter::app {
-
-// --log_backtrace_at: a stack trace follows every message logged at this source line.
-struct BacktraceLocation {
-  std::string file;       // a base name ("connection.cpp") or a path end ("server/connection.cpp")
-  std::int64_t line = 0;  // klog takes any positive int64
-  bool operator==(const BacktraceLocation&) const = default;
-};
-
-// Reads --log_backtrace_at as klog's traceLocation.Set does: "file:line" with exactly one ':',
-// a '.' in the file, and a positive line as Go's strconv.Atoi reads it ("+7" and "007" are 7);
-// "" gives nullopt, and so does ":0", klog's printed default. Throws
-// std::invalid_argument("--log_backtrace_at: ...") for anything else.
-std::optional<BacktraceLocation> parseBacktraceAt(std::string_view text);
+namespace metrics_adapter::logging {
 
 // The calling thread's stack, one "#N <frame>" line per frame (glibc backtrace_symbols: module,
 // offset and, for exported symbols, the function), after a first line naming --log_backtrace_at.
@@ -90,4 +77,4 @@ class LogCeilingSink final : public spdlog::sinks::sink {
   spdlog::level::level_enum ceiling_;
 };
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 
 // How many rotated files (name.1.ext newest ... name.5.ext oldest) a rotating log file keeps.
 constexpr std::size_t kKeptRotatedLogFiles = 5;
@@ -36,4 +36,4 @@ void checkLogDirWritable(std::string_view flag, const std::string& dir);
 // be created in an existing, writable directory. Opens nothing.
 void checkLogFileWritable(std::string_view flag, const std::string& path);
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -1,4 +1,4 @@
-#include "app/log_files.h"
+#include "logging/log_files.h"
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
@@ -16,7 +16,7 @@
 #define MA_VERSION "dev"
 #endif
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 std::string hostNameForLogs() {
@@ -102,4 +102,4 @@ void checkLogFileWritable(std::string_view flag, const std::string& path) {
   }
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -1,4 +1,4 @@
-#include "app/log_vmodule.h"
+#include "logging/log_vmodule.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 // One character of a [class] at `pos` (escaped or not), advancing `pos`; false when malformed.
@@ -179,4 +179,4 @@ int VmoduleMatcher::mostVerbose() const {
   return most;
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

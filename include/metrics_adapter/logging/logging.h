@@ -10,10 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "metrics_adapter/app/flags.h"
-#include "metrics_adapter/server/exchange_observer.h"
+#include "metrics_adapter/logging/log_options.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 
 // One served request, as the access log records it.
 struct AccessEntry {
@@ -37,8 +36,9 @@ std::string formatAccessEntry(const AccessEntry& entry, LogFormat format);
 // Writes `entry` at debug level (visible from --v=6, as upstream's per-request lines).
 void logAccess(const AccessEntry& entry);
 
-// logAccess for one exchange the server answered (the access log of the request pipeline).
-void logExchange(const server::Exchange& exchange);
+// Whether logAccess writes anything (--v=6 and up): callers check it before they copy what an
+// entry needs.
+bool accessLogged();
 
 // Formats every message as one JSON object per line: {"ts":"<UTC RFC 3339>","level":"info",
 // "msg":"..."}; messages of the "access" logger carry formatAccessEntry members instead of msg
@@ -67,7 +67,13 @@ struct LogOverrides {
   std::optional<std::uint64_t> log_file_max_bytes;  // replaces --log_file_max_size's MB
 };
 
-// configureLogging (adapter.h) with `overrides`. Every flag of LogOptions takes effect:
+// Sets up spdlog as klog's flags say (LogOptions): a level from --v (0-5 info, 6-7 debug, 8+
+// trace) and --vmodule, text lines or JSON objects (--log-format), on stderr or in the files of
+// --log_file/--log_dir with --logtostderr=false. Throws std::invalid_argument naming the flag
+// when a file cannot be opened. Idempotent.
+void configureLogging(const LogOptions& options);
+
+// configureLogging with `overrides`. Every flag of LogOptions takes effect:
 // - --logtostderr (default): everything to stderr, file flags ignored (one warning names them).
 // - otherwise --log_file (every message), or else --log_dir's metrics-adapter.INFO (everything),
 //   .WARNING (warnings and errors), .ERROR (errors), or with --one_output each its own severity
@@ -76,7 +82,7 @@ struct LogOverrides {
 //   configuration stays and std::invalid_argument names the flag and the path.
 // - text files start with klog's header lines unless --skip_log_headers; JSON files never do
 //   (they would not be JSON lines).
-// - --vmodule and --log_backtrace_at put a LogFilterSink (app/log_sinks.h) in front of the main
+// - --vmodule and --log_backtrace_at put a LogFilterSink (logging/log_sinks.h) in front of the main
 //   logger's sinks; without them a message goes straight to the sinks. The "access" logger
 //   follows --v only, so logExchange's should_log check stays the whole cost of an unlogged
 //   request.
@@ -86,4 +92,4 @@ struct LogOverrides {
 // with itself.
 void configureLogging(const LogOptions& options, const LogOverrides& overrides);
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

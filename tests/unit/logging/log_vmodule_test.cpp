@@ -1,4 +1,4 @@
-#include "app/log_vmodule.h"
+#include "logging/log_vmodule.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "app/log_files.h"
-#include "app/log_sinks.h"
+#include "logging/log_files.h"
+#include "logging/log_sinks.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 TEST(LogVmoduleParseTest, ReadsKlogSyntax) {
@@ -147,4 +147,4 @@ TEST(LogFileMaxBytesTest, MegabytesSaturate) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -2,11 +2,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 
 // --log-format / --logging-format: text lines, or one JSON object per line (ts, level, msg, and
 // the fields), as Kubernetes components write with --logging-format=json.
@@ -40,8 +41,8 @@ std::vector<VmoduleRule> parseVmodule(std::string_view text);
 
 // Everything the logging flags decide (klog's, as upstream's binary registers them, and
 // component-base's --logging-format and --log-flush-frequency). Defaults are klog's.
-// configureLogging (adapter.h) gives each its meaning; checkLogOptions (app/logging.h) validates
-// them without opening anything.
+// configureLogging (logging.h) gives each its meaning; checkLogOptions (logging/logging.h)
+// validates them without opening anything.
 struct LogOptions {
   int verbosity = 0;  // --v: 0-5 info, 6-7 debug, 8+ trace
   std::vector<VmoduleRule> vmodule;
@@ -69,4 +70,17 @@ struct LogOptions {
   std::chrono::milliseconds flush_frequency{std::chrono::seconds(5)};
 };
 
-}  // namespace metrics_adapter::app
+// --log_backtrace_at: a stack trace follows every message logged at this source line.
+struct BacktraceLocation {
+  std::string file;       // a base name ("connection.cpp") or a path end ("server/connection.cpp")
+  std::int64_t line = 0;  // klog takes any positive int64
+  bool operator==(const BacktraceLocation&) const = default;
+};
+
+// Reads --log_backtrace_at as klog's traceLocation.Set does: "file:line" with exactly one ':',
+// a '.' in the file, and a positive line as Go's strconv.Atoi reads it ("+7" and "007" are 7);
+// "" gives nullopt, and so does ":0", klog's printed default. Throws
+// std::invalid_argument("--log_backtrace_at: ...") for anything else.
+std::optional<BacktraceLocation> parseBacktraceAt(std::string_view text);
+
+}  // namespace metrics_adapter::logging

@@ -17,10 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "app/logging.h"
-#include "metrics_adapter/app/adapter.h"
+#include "metrics_adapter/logging/logging.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 namespace fs = std::filesystem;
@@ -344,7 +343,7 @@ TEST_F(LogDestinationsTest, SkipHeadersAndAddDirHeaderShapeTextLines) {
   options_.add_dir_header = true;
   configure();
   SPDLOG_LOGGER_INFO(spdlog::default_logger(), "hello");
-  EXPECT_TRUE(logContains(stderr_text_.str(), " I app/log_destinations_test.cpp:"))
+  EXPECT_TRUE(logContains(stderr_text_.str(), " I logging/log_destinations_test.cpp:"))
       << stderr_text_.str();
 }
 
@@ -446,4 +445,4 @@ TEST_F(LogDestinationsTest, SecondCallReplacesTheDestinations) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

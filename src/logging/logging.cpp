@@ -1,4 +1,4 @@
-#include "app/logging.h"
+#include "metrics_adapter/logging/logging.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -11,14 +11,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "app/log_files.h"
-#include "app/log_sinks.h"
-#include "app/log_vmodule.h"
-#include "metrics_adapter/app/adapter.h"
-#include "metrics_adapter/server/status.h"
+#include "logging/log_files.h"
+#include "logging/log_sinks.h"
+#include "logging/log_vmodule.h"
 #include "metrics_adapter/text/ascii.h"
+#include "metrics_adapter/text/json_quote.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 constexpr const char* kLoggerName = "metrics-adapter";
@@ -131,7 +130,7 @@ class JsonFormatter : public spdlog::formatter {
     if (std::string_view(msg.logger_name.data(), msg.logger_name.size()) == kAccessLoggerName) {
       line.append(R"("msg":"request",)").append(payload);
     } else {
-      line.append(R"("msg":)").append(server::jsonQuote(payload));
+      line.append(R"("msg":)").append(text::jsonQuote(payload));
     }
     line += "}\n";
     dest.append(line.data(), line.data() + line.size());
@@ -170,17 +169,17 @@ std::string formatAccessEntry(const AccessEntry& entry, LogFormat format) {
   std::string path = redactTarget(entry.target);
   if (format == LogFormat::kJson) {
     std::string members =
-        "\"verb\":" + server::jsonQuote(entry.verb) + ",\"path\":" + server::jsonQuote(path) +
+        "\"verb\":" + text::jsonQuote(entry.verb) + ",\"path\":" + text::jsonQuote(path) +
         ",\"code\":" + std::to_string(entry.code) + ",\"latency_ms\":" + millis(entry.latency);
     if (entry.promql_time) members += ",\"promql_ms\":" + millis(*entry.promql_time);
-    if (!entry.user.empty()) members += ",\"user\":" + server::jsonQuote(entry.user);
-    if (!entry.remote.empty()) members += ",\"remote\":" + server::jsonQuote(entry.remote);
+    if (!entry.user.empty()) members += ",\"user\":" + text::jsonQuote(entry.user);
+    if (!entry.remote.empty()) members += ",\"remote\":" + text::jsonQuote(entry.remote);
     return members;
   }
   std::string line = entry.verb + " " + path + " " + std::to_string(entry.code) + " " +
                      millis(entry.latency) + "ms";
   if (entry.promql_time) line += " promql=" + millis(*entry.promql_time) + "ms";
-  if (!entry.user.empty()) line += " user=" + server::jsonQuote(entry.user);
+  if (!entry.user.empty()) line += " user=" + text::jsonQuote(entry.user);
   if (!entry.remote.empty()) line += " remote=" + entry.remote;
   return line;
 }
@@ -191,19 +190,9 @@ void logAccess(const AccessEntry& entry) {
   logger->debug("{}", formatAccessEntry(entry, current_format.load()));
 }
 
-void logExchange(const server::Exchange& exchange) {
+bool accessLogged() {
   auto logger = spdlog::get(kAccessLoggerName);
-  if (!logger || !logger->should_log(spdlog::level::debug)) return;  // copy nothing
-  AccessEntry entry;
-  entry.user = exchange.notes->user;
-  // "-" for a request the server could not read (413, 431, malformed HTTP).
-  entry.verb = exchange.method.empty() ? "-" : std::string(exchange.method);
-  entry.target = exchange.target.empty() ? "-" : std::string(exchange.target);
-  entry.code = exchange.code;
-  entry.latency = exchange.latency;
-  entry.remote = exchange.remote;
-  entry.promql_time = exchange.notes->backend_time;
-  logAccess(entry);
+  return logger && logger->should_log(spdlog::level::debug);
 }
 
 int levelForVerbosity(int verbosity) {
@@ -324,4 +313,4 @@ void configureLogging(const LogOptions& options, const LogOverrides& overrides) 
   }
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging

@@ -1,4 +1,4 @@
-#include "app/log_sinks.h"
+#include "logging/log_sinks.h"
 
 #include <execinfo.h>
 #include <spdlog/details/log_msg.h>
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "app/logging.h"
+#include "metrics_adapter/logging/logging.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::logging {
 namespace {
 
 constexpr std::size_t kMaxCachedSourceFiles = 4096;
@@ -194,4 +194,4 @@ void LogCeilingSink::set_formatter(std::unique_ptr<spdlog::formatter> formatter)
   inner_->set_formatter(std::move(formatter));
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::logging
