@@ -21,6 +21,7 @@
 #include "app/doctor_cluster.h"
 #include "app/doctor_diagnosis.h"
 #include "app/doctor_report.h"
+#include "app/doctor_scale_to_zero.h"
 #include "app/hpa_object.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/kube/api_discovery.h"
@@ -238,16 +239,27 @@ int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream
     DoctorCluster cluster(kube_api, kube::RestMapper(std::move(resources)));
     const std::vector<Hpa> hpas = selectHpas(options, cluster);
     // One relist, as the server's, answers for every HPA.
-    const DiscoveryRun run =
-        relistOnce(withBackends(loaded->rule_set, backends), options.shared.relist);
+    const auto rule_set = withBackends(loaded->rule_set, backends);
+    const DiscoveryRun run = relistOnce(rule_set, options.shared.relist);
     for (const auto& [key, error] : run.errors) {
       err << "doctor: seriesQuery " << key.second << " failed: " << error << "\n";
     }
+    // Read only for a metric the first relist does not find: a metric whose series are gone.
+    std::optional<DiscoveryRun> history;
+    auto history_run = [&]() -> const DiscoveryRun* {
+      if (!history) {
+        discovery::RelistOptions longer = options.shared.relist;
+        longer.max_age = std::max<std::chrono::milliseconds>(longer.max_age, kZeroLookback);
+        history = relistOnce(rule_set, longer);
+      }
+      return &*history;
+    };
     const DoctorContext context{.run = &run,
                                 .forecast_rules = &loaded->config.forecast_rules,
                                 .cluster = &cluster,
                                 .query_timeout = options.shared.query_timeout,
-                                .max_age = options.shared.relist.max_age};
+                                .max_age = options.shared.relist.max_age,
+                                .history = history_run};
     for (const auto& hpa : hpas) diagnoses.push_back(diagnoseHpa(hpa, context));
   } catch (const config::ConfigError& e) {
     err << "invalid configuration: " << e.what() << "\n";

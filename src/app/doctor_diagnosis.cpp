@@ -14,6 +14,7 @@
 #include "app/doctor_access.h"
 #include "app/doctor_forecast.h"
 #include "app/doctor_resource.h"
+#include "app/doctor_scale_to_zero.h"
 #include "app/explain.h"
 #include "metrics_adapter/api/api_error.h"
 #include "metrics_adapter/api/custom_metric_request.h"
@@ -55,6 +56,37 @@ std::string missCause(const std::vector<std::string>& lines, const std::string& 
     if (line.starts_with("closest metric names:")) cause += " (" + line + ")";
   }
   return cause;
+}
+
+// The snapshot to answer a metric from: the relist's, or, when `serves` finds the metric only in
+// the history's (context.history), that one, with `gone` set: its series are gone, and the
+// server, which remembers the metrics it found, still serves it (with no value).
+std::shared_ptr<const discovery::RegistrySnapshot> servingSnapshot(
+    const DoctorContext& context,
+    const std::function<bool(const discovery::RegistrySnapshot&)>& serves, bool& gone) {
+  gone = false;
+  if (serves(*context.run->snapshot) || !context.history) return context.run->snapshot;
+  const DiscoveryRun* history = context.history();
+  if (!history || !serves(*history->snapshot)) return context.run->snapshot;
+  gone = true;
+  return history->snapshot;
+}
+
+// What the rule line adds about a metric served with no series now.
+std::string presenceNote(discovery::MetricPresence presence, bool gone,
+                         const DoctorContext& context) {
+  const std::string max_age = std::to_string(context.max_age.count() / 1000) + " s";
+  if (gone) {
+    return "; its series are gone: none within metrics-max-age (" + max_age +
+           "), some within the last " + std::to_string(kZeroLookback.count()) +
+           " h, so the adapter, which remembers the metrics it found, answers it with no value "
+           "(a restarted adapter that never saw them: 404)";
+  }
+  if (presence == discovery::MetricPresence::kDeclared) {
+    return "; no series within metrics-max-age (" + max_age +
+           "): served because its seriesQuery names them";
+  }
+  return "";
 }
 
 std::string sampleLine(const prometheus::Sample& sample) {
@@ -202,12 +234,14 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
                  {{"labelSelector", selector}, {"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
   diagnosis.target = request.target;
-  const auto& snapshot = context.run->snapshot;
+  bool gone = false;
+  auto snapshot = servingSnapshot(
+      context, [&](const auto& s) { return s.findCustom("pods", spec.name) != nullptr; }, gone);
   const discovery::CustomMetric* metric = snapshot->findCustom("pods", spec.name);
   std::optional<std::string> pod_label;
   if (metric) {
-    diagnosis.rule =
-        metric->rule->id + " serves pods/" + spec.name + " from series " + metric->series_name;
+    diagnosis.rule = metric->rule->id + " serves pods/" + spec.name + " from series " +
+                     metric->series_name + presenceNote(metric->presence, gone, context);
     pod_label = metric->rule->resources.labelForResource(metric->resource);
   } else {
     diagnosis.miss = missLines(context, spec.name, false, "pods");
@@ -311,11 +345,17 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
       hpaRequest(kCustomPrefix, segments, {{"metricLabelSelector", spec.selector}});
   diagnosis.request = request.line;
   diagnosis.target = request.target;
-  const auto& snapshot = context.run->snapshot;
+  bool gone = false;
+  auto snapshot = servingSnapshot(
+      context, [&](const auto& s) { return s.findCustom(group_resource, spec.name) != nullptr; },
+      gone);
   const discovery::CustomMetric* metric = snapshot->findCustom(group_resource, spec.name);
   if (metric) {
     diagnosis.rule = metric->rule->id + " serves " + group_resource + "/" + spec.name +
-                     " from series " + metric->series_name;
+                     " from series " + metric->series_name +
+                     presenceNote(metric->presence, gone, context);
+    diagnosis.series = metric->series_name;
+    diagnosis.served_by = metric->rule;
   } else {
     diagnosis.miss = missLines(context, spec.name, false, group_resource);
     diagnosis.cause =
@@ -354,8 +394,13 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
                  {{"labelSelector", spec.selector}});
   diagnosis.request = request.line;
   diagnosis.target = request.target;
-  const auto& snapshot = context.run->snapshot;
   const config::ForecastRule* forecast_rule = forecastRuleNamed(context, spec.name);
+  bool gone = false;
+  auto snapshot =
+      forecast_rule
+          ? context.run->snapshot
+          : servingSnapshot(
+                context, [&](const auto& s) { return s.findExternal(spec.name) != nullptr; }, gone);
   const discovery::ExternalMetric* metric =
       forecast_rule ? nullptr : snapshot->findExternal(spec.name);
   if (forecast_rule) {
@@ -363,8 +408,10 @@ void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis&
         "forecastRules " + forecast_rule->name + " serves it: the forecast maximum over the next " +
         std::to_string(forecast_rule->horizon.count()) + " s of " + forecast_rule->query;
   } else if (metric) {
-    diagnosis.rule =
-        metric->rule->id + " serves " + spec.name + " from series " + metric->series_name;
+    diagnosis.rule = metric->rule->id + " serves " + spec.name + " from series " +
+                     metric->series_name + presenceNote(metric->presence, gone, context);
+    diagnosis.series = metric->series_name;
+    diagnosis.served_by = metric->rule;
   } else {
     diagnosis.miss = missLines(context, spec.name, true, "");
     diagnosis.cause = missCause(diagnosis.miss, "no externalRule serves " + spec.name);
@@ -462,13 +509,19 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     diagnosis.metrics.push_back(std::move(metric));
   }
   checkHpaControllerAccess(*context.cluster, diagnosis);
+  checkScaleToZero(pods, context, diagnosis);
   // Unchecked metrics (metrics.k8s.io served by another APIService) neither fail the HPA nor
   // enter the replica count: the report says the count leaves them out. An HPA with no metric
-  // at all has nothing to scale on.
+  // at all has nothing to scale on. At 0 replicas a metric only the target's pods export has no
+  // value, as it must; when another metric can wake the target the controller scales on that
+  // one (a metric it cannot get holds back only a scale-down), so the empty one fails nothing.
+  const bool excused_at_zero = diagnosis.scale && diagnosis.scale->spec_replicas == 0 &&
+                               diagnosis.may_sit_at_zero && diagnosis.zero_cause.empty();
   bool all_values = !diagnosis.metrics.empty();
   std::optional<std::int32_t> largest;
   for (const auto& metric : diagnosis.metrics) {
-    all_values = all_values && (metric.has_value || !metric.checked);
+    all_values = all_values &&
+                 (metric.has_value || !metric.checked || (excused_at_zero && metric.empty_at_zero));
     if (metric.proposal && metric.proposal->replicas) {
       largest = std::max(largest.value_or(0), *metric.proposal->replicas);
     }
@@ -488,10 +541,14 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     diagnosis.cause = diagnosis.scale_error;
   } else if (diagnosis.metrics.empty()) {
     diagnosis.cause = "spec.metrics is empty";
+  } else if (!diagnosis.zero_cause.empty()) {
+    diagnosis.cause = diagnosis.zero_cause;
   } else {
     for (std::size_t i = 0; i < diagnosis.metrics.size(); ++i) {
       const auto& metric = diagnosis.metrics[i];
-      if (metric.has_value || !metric.checked) continue;
+      if (metric.has_value || !metric.checked || (excused_at_zero && metric.empty_at_zero)) {
+        continue;
+      }
       diagnosis.cause = "spec.metrics[" + std::to_string(i) + "] (" + metric.spec.type + " " +
                         metric.spec.name + "): " + metric.cause;
       break;

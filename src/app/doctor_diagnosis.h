@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,14 @@ struct MetricDiagnosis {
   bool checked = true;     // false: a type this doctor does not follow yet (Resource)
   std::string cause;       // when !has_value: the cause, one line
   std::string fix;         // what to change, when known
+  // Object and External metrics served by a rule: the series it reads and the rule, for the
+  // scale-to-zero check; empty / null for a forecast or when no rule serves it.
+  std::string series;
+  std::shared_ptr<const discovery::CompiledRule> served_by;
+  // When the HPA may sit at 0 replicas: whether this metric has series then (one line, "" when
+  // not told), and whether it is empty then because only the target's pods export it.
+  std::string at_zero;
+  bool empty_at_zero = false;
 };
 
 // One HPA followed from its spec to the replica count.
@@ -77,6 +86,11 @@ struct HpaDiagnosis {
   std::optional<std::int32_t> computed_replicas;  // max over metrics, within min/max
   bool ok = false;                                // every metric has a value, nothing in the way
   std::string cause;                              // the first cause, "" when ok
+  // minReplicas 0 or a target at 0 replicas (checkScaleToZero): what keeps the HPA from leaving
+  // 0, and the fix; "" when a metric can wake it.
+  bool may_sit_at_zero = false;
+  std::string zero_cause;
+  std::string zero_fix;
 };
 
 // What the diagnosis runs against: the relist the server would do, the cluster's objects.
@@ -88,6 +102,10 @@ struct DoctorContext {
   DoctorCluster* cluster = nullptr;  // null for -f without a cluster
   std::chrono::milliseconds query_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds max_age{std::chrono::minutes(2)};
+  // A relist of the same rules looking back far further than max_age (computed when first
+  // asked; null when there is none): it still finds a metric whose series are gone, as the
+  // server, which remembers the metrics it found, still serves it.
+  std::function<const DiscoveryRun*()> history;
 };
 
 // Follows every metric of `hpa` through the server's handlers and the HPA algorithm.

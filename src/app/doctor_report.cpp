@@ -33,8 +33,12 @@ void writeProposal(std::ostream& out, const ReplicaProposal& proposal, const Hpa
   out << *proposal.replicas << " (";
   if (proposal.utilization) out << "utilization " << *proposal.utilization << "% of requests, ";
   out << "usage " << proposal.usage_milli << "m against target " << spec.target_type << " "
-      << spec.target_text << ", ratio " << ratioText(proposal.ratio) << ", tolerance "
-      << kHpaTolerance << ")\n";
+      << spec.target_text << ", ";
+  if (proposal.from_zero) {
+    out << "at 0 replicas: ceil(usage / target), no tolerance)\n";
+  } else {
+    out << "ratio " << ratioText(proposal.ratio) << ", tolerance " << kHpaTolerance << ")\n";
+  }
   if (!proposal.missing.empty()) {
     out << "      pods without a value, counted as " << (proposal.ratio < 1.0 ? "at target" : "0")
         << ": " << namesList(proposal.missing) << "\n";
@@ -57,6 +61,7 @@ void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& me
       << "\n";
   if (!metric.has_value && !metric.cause.empty()) out << "    cause: " << metric.cause << "\n";
   if (!metric.fix.empty() && !metric.has_value) out << "    fix: " << metric.fix << "\n";
+  if (!metric.at_zero.empty()) out << "    at 0 replicas: " << metric.at_zero << "\n";
   if (!metric.request.empty()) out << "    request: GET " << metric.request << "\n";
   if (!metric.rule.empty()) out << "    rule: " << metric.rule << "\n";
   for (const auto& line : metric.miss) out << "    | " << line << "\n";
@@ -127,6 +132,7 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
         << ", served by another APIService)\n";
   } else {
     out << "cause: " << diagnosis.cause << "\n";
+    if (diagnosis.cause == diagnosis.zero_cause) out << "fix: " << diagnosis.zero_fix << "\n";
   }
   out << "replicas: the HPA algorithm gives ";
   if (diagnosis.computed_replicas) {
@@ -168,7 +174,8 @@ json proposalJson(const ReplicaProposal& proposal) {
   json result = {
       {"usageMilli", proposal.usage_milli},
       {"utilization", proposal.utilization ? json(*proposal.utilization) : json(nullptr)},
-      {"ratio", proposal.ratio},
+      {"ratio", proposal.from_zero ? json(nullptr) : json(proposal.ratio)},
+      {"fromZeroReplicas", proposal.from_zero},
       {"missingPods", proposal.missing},
       {"unreadyPods", proposal.unready},
       {"ignoredPods", proposal.ignored}};
@@ -200,6 +207,8 @@ json metricJson(const MetricDiagnosis& metric) {
   }
   result["values"] = items;
   result["replicas"] = metric.proposal ? proposalJson(*metric.proposal) : json(nullptr);
+  result["atZero"] = metric.at_zero;
+  result["emptyAtZero"] = metric.empty_at_zero;
   return result;
 }
 
@@ -228,6 +237,9 @@ json doctorJson(const std::vector<HpaDiagnosis>& diagnoses) {
     entry["minReplicas"] = hpa.min_replicas;
     entry["behaviorNote"] = behaviorNote(diagnosis);
     entry["maxReplicas"] = hpa.max_replicas;
+    entry["mayScaleToZero"] = diagnosis.may_sit_at_zero;
+    entry["zeroCause"] = diagnosis.zero_cause;
+    entry["zeroFix"] = diagnosis.zero_fix;
     json status = json::object();
     status["desiredReplicas"] = hpa.desired_replicas ? json(*hpa.desired_replicas) : json(nullptr);
     status["currentReplicas"] = hpa.current_replicas ? json(*hpa.current_replicas) : json(nullptr);

@@ -220,6 +220,12 @@ ReplicaProposal averageValueMetricReplicas(std::int32_t status_replicas, std::in
                                            std::int64_t target_milli) {
   ReplicaProposal proposal;
   proposal.usage_milli = usage_milli;
+  if (status_replicas == 0) {
+    proposal.from_zero = true;
+    proposal.ratio = usageRatio(usage_milli, target_milli);
+    proposal.replicas = ceilReplicas(proposal.ratio);
+    return proposal;
+  }
   proposal.ratio = usageRatio(usage_milli, target_milli * status_replicas);
   proposal.replicas = withinTolerance(proposal.ratio)
                           ? status_replicas

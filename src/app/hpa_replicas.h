@@ -39,6 +39,9 @@ struct ReplicaProposal {
   std::vector<std::string> unready;         // Pending pods (left out; 0 on a scale-up)
   std::vector<std::string> ignored;         // deleted or Failed pods (left out)
   std::optional<std::int32_t> utilization;  // Utilization targets: usage / requests, in %
+  // An AverageValue target at 0 replicas: the controller's ratio divides by 0 pods (NaN or
+  // +Inf), so `ratio` holds usage / target instead and the report says so.
+  bool from_zero = false;
 };
 
 // The requests of `resource` per pod as the controller's calculatePodRequests sums them: every
@@ -82,7 +85,9 @@ ReplicaProposal valueMetricReplicas(std::int32_t current_replicas, std::int64_t 
                                     std::int64_t target_milli, std::int32_t ready_pods);
 
 // An Object or External metric with an AverageValue target: usage divided by the target per
-// pod, unless within the tolerance of `status_replicas` (the scale's status.replicas).
+// pod, unless within the tolerance of `status_replicas` (the scale's status.replicas). At 0
+// replicas that is always ceil(usage / target): 0 for no usage, as the controller's NaN ratio
+// falls outside no tolerance and keeps 0.
 ReplicaProposal averageValueMetricReplicas(std::int32_t status_replicas, std::int64_t usage_milli,
                                            std::int64_t target_milli);
 

@@ -1,6 +1,7 @@
 #include "discovery/findings_builder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 namespace metrics_adapter::discovery {
@@ -112,6 +113,9 @@ void FindingsBuilder::add(std::string_view series_name,
   if (dropped) ++findings_->series_dropped;
 }
 
-std::shared_ptr<const RuleFindings> FindingsBuilder::finish() { return std::move(findings_); }
+std::shared_ptr<const RuleFindings> FindingsBuilder::finish() {
+  findings_->found_at = std::chrono::system_clock::now();
+  return std::move(findings_);
+}
 
 }  // namespace metrics_adapter::discovery

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "metrics_adapter/discovery/known_metrics.h"
+
 namespace metrics_adapter::discovery {
 namespace {
 
@@ -43,26 +45,44 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 }
 
 RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set)
-    : rule_set_(std::move(rule_set)) {}
+    : RegistrySnapshot(std::move(rule_set), {}) {}
 
 RegistrySnapshot::RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set,
                                    const std::vector<std::shared_ptr<const RuleFindings>>& findings)
     : rule_set_(std::move(rule_set)) {
   const auto& rules = rule_set_->rules;
-  // Later rules overwrite earlier ones: build maps first, then flatten.
+  // Later rules overwrite earlier ones: build maps first, then flatten. Each pass overwrites the
+  // one before, so series beat gone metrics and those beat declared ones.
   std::map<std::pair<std::string, std::string>, CustomMetric> custom;
   std::map<std::string, ExternalMetric> external;
-  for (std::size_t i = 0; i < rules.size() && i < findings.size(); ++i) {
-    if (!findings[i]) continue;
-    const auto& rule = rules[i];
-    for (const auto& [metric, found] : findings[i]->metrics) {
-      if (rule->kind == RuleKind::kExternal) {
-        external[metric] = ExternalMetric{metric, found.series_name, rule};
-        continue;
-      }
-      for (const auto& resource : found.resources) {
-        custom[{resource.groupResource(), metric}] =
-            CustomMetric{resource, metric, found.series_name, rule};
+  for (const auto& rule : rules) {
+    if (rule->kind != RuleKind::kExternal) continue;  // a custom metric needs its series' labels
+    // Within a rule the first series naming a metric wins: presets list the current name first.
+    std::set<std::string> named;
+    for (const auto& series : declaredSeriesNames(rule->source.series_query)) {
+      auto metric = rule->namer.metricName(series);
+      if (!metric || metric->empty() || !named.insert(*metric).second) continue;
+      external[*metric] =
+          ExternalMetric{*metric, series, rule, MetricPresence::kDeclared, std::nullopt};
+    }
+  }
+  for (const bool gone_pass : {true, false}) {
+    for (std::size_t i = 0; i < rules.size() && i < findings.size(); ++i) {
+      if (!findings[i]) continue;
+      const auto& rule = rules[i];
+      for (const auto& [metric, found] : findings[i]->metrics) {
+        if (found.gone != gone_pass) continue;
+        const MetricPresence presence =
+            found.gone ? MetricPresence::kGone : MetricPresence::kSeries;
+        if (rule->kind == RuleKind::kExternal) {
+          external[metric] =
+              ExternalMetric{metric, found.series_name, rule, presence, found.last_found};
+          continue;
+        }
+        for (const auto& resource : found.resources) {
+          custom[{resource.groupResource(), metric}] =
+              CustomMetric{resource, metric, found.series_name, rule, presence, found.last_found};
+        }
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "discovery/findings_builder.h"
+#include "metrics_adapter/discovery/known_metrics.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 
 namespace metrics_adapter::discovery {
@@ -179,7 +180,7 @@ void Relister::relistBackend(const std::string& backend_name) {
             rules[index]->id, found->series_dropped, found->series_seen,
             FindingsBuilder::kMaxSeriesNames, FindingsBuilder::kMaxLabelNames);
       }
-      findings_[index] = std::move(found);
+      findings_[index] = keepGoneMetrics(*rules[index], findings_[index], std::move(found));
     }
   }
   snapshot_ = std::make_shared<const RegistrySnapshot>(rule_set_, findings_);

@@ -11,7 +11,10 @@ real API, is not Running); "creationTimestamp" defaults to when the fake took th
 node's "allocatable" ({"cpu": "4", "memory": "32Gi"}) is its status.capacity and allocatable.
 An object may carry "spec", "status" and "data" (returned as given: an HPA's, a ConfigMap's), and a pod "ready"
 (true/false: its Ready condition). An optional "extra_resources" entry lists more resources
-[group, version, plural, singular, kind, namespaced] (HPAs, APIServices). One object is answered
+[group, version, plural, singular, kind, namespaced] (HPAs, APIServices). HPAs are validated as
+the API server validates minReplicas with HPAScaleToZero on (Kubernetes >= 1.37): 0 only with an
+Object or External metric; a fixture that breaks it is refused at start, a change with 422
+Invalid and the API server's message. One object is answered
 by GET .../<plural>/<name>, and .../<name>/scale answers the Scale of an object whose "spec" has
 "replicas" (status.selector from spec.selector.matchLabels), as for Deployments;
 plus an optional "auth" entry: {"tokens": {token: UserInfo}, "allow": [{"user"|"group": name,
@@ -85,6 +88,29 @@ def now_timestamp():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+HPA_KEY = "horizontalpodautoscalers.autoscaling"
+
+
+def hpa_invalid(o):
+    """The real API's validation of an HPA's minReplicas with the HPAScaleToZero gate on (the
+    default from Kubernetes 1.37): 0 is allowed only with an Object or External metric, the one
+    kind of metric that can exist while no pod runs. The 422's message, or None when valid."""
+    spec = o.get("spec") or {}
+    low = spec.get("minReplicas", 1)
+    errors = []
+    if low < 0:
+        errors.append("spec.minReplicas: Invalid value: %d: must be greater than or equal to 0"
+                      % low)
+    if low == 0 and not any(m.get("type") in ("Object", "External")
+                            for m in spec.get("metrics") or []):
+        errors.append("spec.metrics: Forbidden: must specify at least one Object or External "
+                      "metric to support scaling to zero replicas")
+    if not errors:
+        return None
+    return 'HorizontalPodAutoscaler.autoscaling "%s" is invalid: %s' % (o.get("name"),
+                                                                         ", ".join(errors))
+
+
 def pod_phase(o):
     return o.get("phase", "Running")
 
@@ -143,6 +169,10 @@ class State:
         self.review_counts = {"tokenreviews": 0, "subjectaccessreviews": 0}
         self.resources = list(BUILTIN) + [tuple(r) for r in objects.pop("extra_resources", [])]
         self.objects = objects  # key "plural" or "plural.group" -> [object]
+        for o in objects.get(HPA_KEY, []):
+            if hpa_invalid(o):
+                raise SystemExit("fake_kube.py: fixture HPA refused, as the API would: "
+                                 + hpa_invalid(o))
         self.list_calls = {}
         self.list_attempts = 0
         self.down = False
@@ -259,6 +289,10 @@ def make_handler(state, token):
                         state.changed.notify_all()
                     return self.send_json(200, {"down": state.down})
                 if url.path == "/_control/objects":
+                    invalid = body["resource"] == HPA_KEY and body["op"] != "delete" and \
+                        hpa_invalid(body["object"])
+                    if invalid:
+                        return self.status(422, "Invalid", invalid)
                     rv = state.change(body["op"], body["resource"], body["object"])
                     return self.send_json(200, {"resourceVersion": str(rv)})
                 if url.path == "/_control/cut_watches":

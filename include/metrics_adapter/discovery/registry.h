@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -30,11 +31,27 @@ struct RuleFindings {
   struct Metric {
     std::string series_name;
     std::vector<kube::ResourceInfo> resources;  // custom rules only
+    // A metric an earlier relist found and the last one did not: its series are gone (their
+    // pods scaled to zero), yet it stays the rule's metric (keepGoneMetrics).
+    bool gone = false;
+    // For a gone metric: when the last relist that found a series of it ran.
+    std::optional<std::chrono::system_clock::time_point> last_found;
   };
   std::map<std::string, Metric, std::less<>> metrics;
   std::size_t series_seen = 0;
   // Series whose name or label names were past FindingsBuilder's bounds and so went unread.
   std::size_t series_dropped = 0;
+  // When the relist that read these series ran.
+  std::chrono::system_clock::time_point found_at{};
+};
+
+// The metrics of a rule that serve with no series: the config names them, or an earlier relist
+// found them. How the server answers them: docs/api-contract.md, "Decisions: better on
+// purpose", 11.
+enum class MetricPresence {
+  kSeries,    // the last relist found series of it
+  kGone,      // an earlier relist did, the last one did not (last_found says when)
+  kDeclared,  // no relist since the start found any; the rule's seriesQuery names its series
 };
 
 // A custom metric the adapter serves: (resource, scope, metric name) -> rule and series.
@@ -43,12 +60,16 @@ struct CustomMetric {
   std::string metric;
   std::string series_name;
   std::shared_ptr<const CompiledRule> rule;
+  MetricPresence presence = MetricPresence::kSeries;
+  std::optional<std::chrono::system_clock::time_point> last_found;  // kGone only
 };
 
 struct ExternalMetric {
   std::string metric;
   std::string series_name;
   std::shared_ptr<const CompiledRule> rule;
+  MetricPresence presence = MetricPresence::kSeries;
+  std::optional<std::chrono::system_clock::time_point> last_found;  // kGone only
 };
 
 // Levenshtein distance, for "did you mean" hints.
@@ -58,7 +79,9 @@ std::size_t editDistance(std::string_view a, std::string_view b);
 class RegistrySnapshot {
  public:
   // Merges per-rule findings in rule order; on a name collision the later rule wins
-  // (prometheus-adapter does the same).
+  // (prometheus-adapter does the same), and a metric with series wins over a gone one, which
+  // wins over one only declared (external rules whose seriesQuery names its series:
+  // declaredSeriesNames).
   RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set,
                    const std::vector<std::shared_ptr<const RuleFindings>>& findings);
   explicit RegistrySnapshot(std::shared_ptr<const RuleSet> rule_set);  // nothing discovered yet

@@ -350,6 +350,54 @@ TEST(ExternalMetricsHandlerTest, UnknownMetricIs404WithCloseNames) {
   EXPECT_THAT(fixture.prometheus->queries, IsEmpty());
 }
 
+// docs/api-contract.md, "Decisions: better on purpose", 11: a Deployment scaled to zero takes
+// the series its pods exported with it; the rule still defines the metric, and an HPA asking for
+// it must not read "could not find the metric" as a wrong rule.
+TEST(ExternalMetricsHandlerTest, AMetricTheConfigDefinesIsAnEmptyListWithoutSeries) {
+  auto prometheus = std::make_shared<FakePrometheus>();
+  const std::string pattern = R"({__name__=~"vllm:num_requests_.*"})";
+  prometheus->series_by_selector[pattern] = {{"vllm:num_requests_waiting", {"namespace", "pod"}}};
+  auto rule_set = std::make_shared<discovery::RuleSet>();
+  rule_set->mapper = std::make_shared<const kube::RestMapper>(kube::RestMapper::builtin());
+  rule_set->backends = prometheus::BackendSet::single(prometheus);
+  rule_set->rules = discovery::compileRules(config::parseConfig(R"(
+externalRules:
+- seriesQuery: '{__name__=~"vllm:num_requests_.*"}'
+  resources: {overrides: {namespace: {resource: namespace}}}
+  name: {matches: "^vllm:(.*)$", as: "vllm_${1}_sum"}
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>})
+- seriesQuery: '{__name__="gateway_queue_size"}'
+  resources: {overrides: {namespace: {resource: namespace}}}
+  metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>})
+)",
+                                                                "e.yaml"),
+                                            *rule_set->mapper, nullptr);
+  discovery::Relister relister(rule_set, discovery::RelistOptions{});
+  relister.relistOnce();
+  prometheus->series_by_selector[pattern].clear();  // the pods are gone
+  relister.relistOnce();
+  ExternalMetricsHandler handler([&relister] { return relister.snapshot(); }, {});
+  struct Case {
+    std::string metric;
+    std::string promql;
+  };
+  const std::vector<Case> cases = {
+      {"vllm_num_requests_waiting_sum", "sum(vllm:num_requests_waiting{namespace=\"ml\"})"},
+      // Never a series since the start: its seriesQuery names it.
+      {"gateway_queue_size", "sum(gateway_queue_size{namespace=\"ml\"})"},
+  };
+  for (const auto& c : cases) {
+    QueryTrace trace;
+    Json list = handler.handle({.namespace_name = "ml", .metric = c.metric}, &trace);
+    EXPECT_EQ(list["items"], Json::array()) << c.metric;
+    EXPECT_EQ(trace.promql, c.promql);
+    EXPECT_TRUE(trace.queried) << c.metric;
+  }
+  auto [code, message] = outcome(handler, {.namespace_name = "ml", .metric = "vllm_other_sum"});
+  EXPECT_EQ(code, 404);
+  EXPECT_THAT(message, HasSubstr("the server could not find the metric vllm_other_sum"));
+}
+
 // Upstream answers a bare 500 on every request of such a rule; we name the rule and the fix,
 // and warn when the rule is compiled.
 TEST(ExternalMetricsHandlerTest, NamespacedRuleWithoutNamespaceLabel) {

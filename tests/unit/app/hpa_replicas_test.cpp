@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -107,6 +108,24 @@ TEST(AverageValueMetricReplicasTest, UsagePerTargetUnlessWithinTolerance) {
   // 10000 over 4 pods against 2000 each: ratio 1.25 -> ceil(10000/2000) = 5.
   EXPECT_EQ(averageValueMetricReplicas(4, 10000, 2000).replicas, 5);
   EXPECT_EQ(averageValueMetricReplicas(5, 10500, 2000).replicas, 5);
+}
+
+// At 0 replicas the controller's ratio divides by 0 pods: NaN for no usage (no tolerance
+// matches it, the count stays 0), +Inf otherwise (ceil(usage / target)). The doctor printed the
+// NaN as "ratio -nan"; it now computes the same counts without one.
+TEST(AverageValueMetricReplicasTest, AtZeroReplicasUsageOverTargetWithoutANanRatio) {
+  struct Case {
+    std::int64_t usage_milli;
+    std::int32_t replicas;
+  };
+  for (const Case& c : std::vector<Case>{{0, 0}, {1, 1}, {6000, 6}, {6500, 7}}) {
+    const ReplicaProposal proposal = averageValueMetricReplicas(0, c.usage_milli, 1000);
+    EXPECT_EQ(proposal.replicas, c.replicas) << c.usage_milli;
+    EXPECT_TRUE(proposal.from_zero);
+    EXPECT_TRUE(std::isfinite(proposal.ratio)) << c.usage_milli;
+    EXPECT_DOUBLE_EQ(proposal.ratio, c.usage_milli / 1000.0);
+  }
+  EXPECT_FALSE(averageValueMetricReplicas(4, 10000, 2000).from_zero);
 }
 
 TEST(ClampReplicasTest, WithinMinAndMax) {
