@@ -22,8 +22,8 @@
 #include "app/doctor_diagnosis.h"
 #include "app/doctor_report.h"
 #include "app/doctor_scale_to_zero.h"
-#include "app/hpa_object.h"
 #include "metrics_adapter/config/config.h"
+#include "metrics_adapter/hpa/hpa_object.h"
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/kube_client.h"
 
@@ -106,7 +106,7 @@ std::shared_ptr<kube::KubeApi> doctorKubeClient(const DoctorOptions& options) {
 }
 
 // The HPAs the words name, as the API (or the file) gives them.
-std::vector<Hpa> selectHpas(const DoctorOptions& options, DoctorCluster& cluster) {
+std::vector<hpa::Hpa> selectHpas(const DoctorOptions& options, DoctorCluster& cluster) {
   const std::string namespace_name =
       options.namespace_name.empty() ? "default" : options.namespace_name;
   std::vector<nlohmann::json> objects;
@@ -115,7 +115,7 @@ std::vector<Hpa> selectHpas(const DoctorOptions& options, DoctorCluster& cluster
     if (!in) throw std::invalid_argument(options.file + ": cannot read");
     std::stringstream text;
     text << in.rdbuf();
-    for (auto& document : yamlDocumentsToJson(text.str())) {
+    for (auto& document : hpa::yamlDocumentsToJson(text.str())) {
       const std::string kind = document.value("kind", "");
       if (kind.ends_with("List") && document.contains("items")) {
         for (auto& item : document["items"]) objects.push_back(item);
@@ -128,10 +128,10 @@ std::vector<Hpa> selectHpas(const DoctorOptions& options, DoctorCluster& cluster
   } else {
     objects = cluster.hpas(options.all_namespaces ? "" : namespace_name);
   }
-  std::vector<Hpa> hpas;
+  std::vector<hpa::Hpa> hpas;
   hpas.reserve(objects.size());
-  for (const auto& object : objects) hpas.push_back(parseHpa(object, namespace_name));
-  std::sort(hpas.begin(), hpas.end(), [](const Hpa& a, const Hpa& b) {
+  for (const auto& object : objects) hpas.push_back(hpa::parseHpa(object, namespace_name));
+  std::sort(hpas.begin(), hpas.end(), [](const hpa::Hpa& a, const hpa::Hpa& b) {
     return std::tie(a.namespace_name, a.name) < std::tie(b.namespace_name, b.name);
   });
   return hpas;
@@ -237,7 +237,7 @@ int runDoctor(std::span<const std::string> args, std::ostream& out, std::ostream
       resources = kube::RestMapper::builtin().resources();
     }
     DoctorCluster cluster(kube_api, kube::RestMapper(std::move(resources)));
-    const std::vector<Hpa> hpas = selectHpas(options, cluster);
+    const std::vector<hpa::Hpa> hpas = selectHpas(options, cluster);
     // One relist, as the server's, answers for every HPA.
     const auto rule_set = withBackends(loaded->rule_set, backends);
     const DiscoveryRun run = relistOnce(rule_set, options.shared.relist);

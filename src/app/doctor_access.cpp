@@ -10,7 +10,7 @@
 
 namespace metrics_adapter::app {
 
-void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diagnosis) {
+void checkApiServices(const hpa::Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diagnosis) {
   std::set<std::string> groups;
   for (const auto& metric : hpa.metrics) {
     if (metric.type == "Pods" || metric.type == "Object") groups.insert("custom");

@@ -2,7 +2,7 @@
 
 #include "app/doctor_cluster.h"
 #include "app/doctor_diagnosis.h"
-#include "app/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_object.h"
 
 namespace metrics_adapter::app {
 
@@ -10,7 +10,7 @@ namespace metrics_adapter::app {
 
 // The APIServices `hpa`'s metrics go through that are not Available (or not registered), into
 // diagnosis.apiservices; a check the doctor may not make is noted in diagnosis.scale_error.
-void checkApiServices(const Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diagnosis);
+void checkApiServices(const hpa::Hpa& hpa, DoctorCluster& cluster, HpaDiagnosis& diagnosis);
 
 // The requests of diagnosis.metrics the HPA controller may not make (RBAC), into
 // diagnosis.denied: authorization reads each as the server's own parser does (verb, group,

@@ -75,8 +75,8 @@ std::map<std::string, std::string> labelsOf(const json& metadata) {
   return labels;
 }
 
-HpaContainer containerRequests(const json& container) {
-  HpaContainer result{jsonText(container, "name"), {}};
+hpa::HpaContainer containerRequests(const json& container) {
+  hpa::HpaContainer result{jsonText(container, "name"), {}};
   const json resources = container.value("resources", json::object());
   const json requests =
       resources.is_object() ? resources.value("requests", json::object()) : json::object();
@@ -92,8 +92,8 @@ HpaContainer containerRequests(const json& container) {
 
 // The containers whose requests the HPA controller sums (v1.29+): every container, and the
 // init containers that keep running beside them (sidecars, restartPolicy Always).
-std::vector<HpaContainer> podContainers(const json& spec) {
-  std::vector<HpaContainer> containers;
+std::vector<hpa::HpaContainer> podContainers(const json& spec) {
+  std::vector<hpa::HpaContainer> containers;
   if (!spec.is_object()) return containers;
   for (const auto& container : spec.value("containers", json::array())) {
     containers.push_back(containerRequests(container));
@@ -114,8 +114,8 @@ bool doctorSelectorMatches(const promql::LabelSelector& selector, const kube::Ob
 
 }  // namespace
 
-std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
-  std::vector<HpaPod> result;
+std::vector<hpa::HpaPod> hpaPods(const std::vector<ClusterPod>& pods) {
+  std::vector<hpa::HpaPod> result;
   result.reserve(pods.size());
   for (const auto& pod : pods) {
     result.push_back({pod.meta.name, pod.phase, pod.deleted, pod.ready, pod.containers});
@@ -164,7 +164,7 @@ std::optional<kube::ResourceInfo> DoctorCluster::resourceOfKind(const std::strin
   return std::nullopt;
 }
 
-TargetScale DoctorCluster::scale(const std::string& namespace_name, const ObjectRef& target) {
+TargetScale DoctorCluster::scale(const std::string& namespace_name, const hpa::ObjectRef& target) {
   const auto resource = resourceOfKind(target.api_version, target.kind);
   if (!resource) {
     throw std::runtime_error("the scale target's kind " + target.kind + " (" + target.api_version +

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "app/hpa_object.h"
-#include "app/hpa_replicas.h"
+#include "metrics_adapter/hpa/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_replicas.h"
 #include "metrics_adapter/kube/kube_client.h"
 #include "metrics_adapter/kube/object_lister.h"
 #include "metrics_adapter/kube/rest_mapper.h"
@@ -25,11 +25,11 @@ struct ClusterPod {
   bool deleted = false;  // metadata.deletionTimestamp set
   // spec.containers and the restartable init containers, with the requests that parse as
   // quantities (a request that does not parse is left out, as if missing).
-  std::vector<HpaContainer> containers;
+  std::vector<hpa::HpaContainer> containers;
 };
 
 // The pods as the replica calculator reads them.
-std::vector<HpaPod> hpaPods(const std::vector<ClusterPod>& pods);
+std::vector<hpa::HpaPod> hpaPods(const std::vector<ClusterPod>& pods);
 
 // The scale subresource of an HPA's target: the replicas and the pod selector the controller
 // reads.
@@ -60,7 +60,7 @@ class DoctorCluster {
   nlohmann::json hpa(const std::string& namespace_name, const std::string& name);
   // Every HPA of `namespace_name` ("" = all namespaces).
   std::vector<nlohmann::json> hpas(const std::string& namespace_name);
-  TargetScale scale(const std::string& namespace_name, const ObjectRef& target);
+  TargetScale scale(const std::string& namespace_name, const hpa::ObjectRef& target);
   // The pods of `namespace_name` whose labels match `selector`, sorted by name. The selector is
   // evaluated here, by the parser the server uses.
   std::vector<ClusterPod> pods(const std::string& namespace_name, const std::string& selector);

@@ -205,7 +205,7 @@ std::string whyNoPodValue(const ClusterPod& pod, const discovery::CustomMetric* 
 // Pods with no series in the HPA's namespace may have them under another namespace label
 // value (dcgm-exporter scraped without honorLabels reports its own namespace): say so.
 void explainPodsElsewhere(const discovery::CustomMetric& metric, const std::string& pod_label,
-                          const Hpa& hpa, const DoctorContext& context,
+                          const hpa::Hpa& hpa, const DoctorContext& context,
                           MetricDiagnosis& diagnosis) {
   std::vector<std::string> unseen;
   for (const auto& pod : diagnosis.pods) {
@@ -225,9 +225,9 @@ void explainPodsElsewhere(const discovery::CustomMetric& metric, const std::stri
   }
 }
 
-void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
-                  const std::vector<ClusterPod>& pods, const DoctorContext& context,
-                  MetricDiagnosis& diagnosis) {
+void diagnosePods(const hpa::HpaMetric& spec, const hpa::Hpa& hpa,
+                  const HpaDiagnosis& hpa_diagnosis, const std::vector<ClusterPod>& pods,
+                  const DoctorContext& context, MetricDiagnosis& diagnosis) {
   const std::string selector = hpa_diagnosis.scale ? hpa_diagnosis.scale->selector : "";
   const HpaRequest request =
       hpaRequest(kCustomPrefix, {"namespaces", hpa.namespace_name, "pods", "*", spec.name},
@@ -302,29 +302,29 @@ void diagnosePods(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa
         "last scrape";
   }
   if (!hpa_diagnosis.scale || !spec.target_milli) return;
-  diagnosis.proposal = podsMetricReplicas(hpa_diagnosis.scale->spec_replicas, *spec.target_milli,
-                                          values, hpaPods(pods));
+  diagnosis.proposal = hpa::podsMetricReplicas(hpa_diagnosis.scale->spec_replicas,
+                                               *spec.target_milli, values, hpaPods(pods));
   diagnosis.has_value = diagnosis.proposal->replicas.has_value();
   if (!diagnosis.has_value && diagnosis.cause.empty()) diagnosis.cause = diagnosis.proposal->error;
 }
 
 // The replicas an Object or External metric's summed value gives.
-void proposeFromUsage(const HpaMetric& spec, const HpaDiagnosis& hpa_diagnosis,
+void proposeFromUsage(const hpa::HpaMetric& spec, const HpaDiagnosis& hpa_diagnosis,
                       const std::vector<ClusterPod>& pods, std::int64_t usage,
                       MetricDiagnosis& diagnosis) {
   if (!hpa_diagnosis.scale || !spec.target_milli) return;
   diagnosis.proposal = spec.target_type == "AverageValue"
-                           ? averageValueMetricReplicas(hpa_diagnosis.scale->status_replicas, usage,
-                                                        *spec.target_milli)
-                           : valueMetricReplicas(hpa_diagnosis.scale->spec_replicas, usage,
-                                                 *spec.target_milli, readyPodCount(pods));
+                           ? hpa::averageValueMetricReplicas(hpa_diagnosis.scale->status_replicas,
+                                                             usage, *spec.target_milli)
+                           : hpa::valueMetricReplicas(hpa_diagnosis.scale->spec_replicas, usage,
+                                                      *spec.target_milli, readyPodCount(pods));
   diagnosis.has_value = diagnosis.proposal->replicas.has_value();
   if (!diagnosis.has_value) diagnosis.cause = diagnosis.proposal->error;
 }
 
-void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
-                    const std::vector<ClusterPod>& pods, const DoctorContext& context,
-                    MetricDiagnosis& diagnosis) {
+void diagnoseObject(const hpa::HpaMetric& spec, const hpa::Hpa& hpa,
+                    const HpaDiagnosis& hpa_diagnosis, const std::vector<ClusterPod>& pods,
+                    const DoctorContext& context, MetricDiagnosis& diagnosis) {
   const auto resource =
       context.cluster->resourceOfKind(spec.described.api_version, spec.described.kind);
   if (!resource) {
@@ -386,9 +386,9 @@ void diagnoseObject(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& h
   proposeFromUsage(spec, hpa_diagnosis, pods, diagnosis.items.front().milli, diagnosis);
 }
 
-void diagnoseExternal(const HpaMetric& spec, const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
-                      const std::vector<ClusterPod>& pods, const DoctorContext& context,
-                      MetricDiagnosis& diagnosis) {
+void diagnoseExternal(const hpa::HpaMetric& spec, const hpa::Hpa& hpa,
+                      const HpaDiagnosis& hpa_diagnosis, const std::vector<ClusterPod>& pods,
+                      const DoctorContext& context, MetricDiagnosis& diagnosis) {
   const HpaRequest request =
       hpaRequest(kExternalPrefix, {"namespaces", hpa.namespace_name, spec.name},
                  {{"labelSelector", spec.selector}});
@@ -479,7 +479,7 @@ std::vector<PodValue> podValues(const std::vector<ClusterPod>& pods,
   return result;
 }
 
-HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
+HpaDiagnosis diagnoseHpa(const hpa::Hpa& hpa, const DoctorContext& context) {
   HpaDiagnosis diagnosis;
   diagnosis.hpa = hpa;
   std::vector<ClusterPod> pods;
@@ -527,7 +527,7 @@ HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context) {
     }
   }
   if (all_values && largest) {
-    diagnosis.computed_replicas = clampReplicas(*largest, hpa.min_replicas, hpa.max_replicas);
+    diagnosis.computed_replicas = hpa::clampReplicas(*largest, hpa.min_replicas, hpa.max_replicas);
   }
   if (!diagnosis.apiservices.empty()) {
     const auto& first = diagnosis.apiservices.front();

@@ -11,8 +11,8 @@
 
 #include "app/check_config.h"
 #include "app/doctor_cluster.h"
-#include "app/hpa_object.h"
-#include "app/hpa_replicas.h"
+#include "metrics_adapter/hpa/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_replicas.h"
 
 namespace metrics_adapter::app {
 
@@ -50,7 +50,7 @@ struct ItemValue {
 
 // One entry of spec.metrics, followed through the server's code.
 struct MetricDiagnosis {
-  HpaMetric spec;
+  hpa::HpaMetric spec;
   std::string request;               // the GET the HPA controller sends
   std::string target;                // the same request, escaped as it goes over the wire
   std::string rule;                  // "rules[1] serves pods/x from series y"; "" when none
@@ -60,7 +60,7 @@ struct MetricDiagnosis {
   std::string answer;                // "200, 3 items" or "404 NotFound: message"
   std::vector<PodValue> pods;        // Pods metrics: every pod of the selector
   std::vector<ItemValue> items;      // Object and External metrics
-  std::optional<ReplicaProposal> proposal;
+  std::optional<hpa::ReplicaProposal> proposal;
   bool has_value = false;  // the HPA controller gets a usable value
   bool checked = true;     // false: a type this doctor does not follow yet (Resource)
   std::string cause;       // when !has_value: the cause, one line
@@ -77,7 +77,7 @@ struct MetricDiagnosis {
 
 // One HPA followed from its spec to the replica count.
 struct HpaDiagnosis {
-  Hpa hpa;
+  hpa::Hpa hpa;
   std::optional<TargetScale> scale;
   std::string scale_error;                     // why the scale could not be read
   std::vector<ApiServiceProblem> apiservices;  // in the way between the HPA and the adapter
@@ -109,6 +109,6 @@ struct DoctorContext {
 };
 
 // Follows every metric of `hpa` through the server's handlers and the HPA algorithm.
-HpaDiagnosis diagnoseHpa(const Hpa& hpa, const DoctorContext& context);
+HpaDiagnosis diagnoseHpa(const hpa::Hpa& hpa, const DoctorContext& context);
 
 }  // namespace metrics_adapter::app

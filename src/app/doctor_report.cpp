@@ -24,7 +24,8 @@ std::string namesList(const std::vector<std::string>& names) {
   return text;
 }
 
-void writeProposal(std::ostream& out, const ReplicaProposal& proposal, const HpaMetric& spec) {
+void writeProposal(std::ostream& out, const hpa::ReplicaProposal& proposal,
+                   const hpa::HpaMetric& spec) {
   out << "    replicas: ";
   if (!proposal.replicas) {
     out << "none: " << proposal.error << "\n";
@@ -37,7 +38,7 @@ void writeProposal(std::ostream& out, const ReplicaProposal& proposal, const Hpa
   if (proposal.from_zero) {
     out << "at 0 replicas: ceil(usage / target), no tolerance)\n";
   } else {
-    out << "ratio " << ratioText(proposal.ratio) << ", tolerance " << kHpaTolerance << ")\n";
+    out << "ratio " << ratioText(proposal.ratio) << ", tolerance " << hpa::kHpaTolerance << ")\n";
   }
   if (!proposal.missing.empty()) {
     out << "      pods without a value, counted as " << (proposal.ratio < 1.0 ? "at target" : "0")
@@ -51,7 +52,7 @@ void writeProposal(std::ostream& out, const ReplicaProposal& proposal, const Hpa
 }
 
 void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& metric) {
-  const HpaMetric& spec = metric.spec;
+  const hpa::HpaMetric& spec = metric.spec;
   out << "  spec.metrics[" << index << "]: " << spec.type << " " << spec.name;
   if (spec.type == "Object") out << " of " << spec.described.kind << "/" << spec.described.name;
   out << ", target " << spec.target_type << " " << spec.target_text << ": "
@@ -91,7 +92,7 @@ void writeMetric(std::ostream& out, std::size_t index, const MetricDiagnosis& me
 // stabilization windows of spec.behavior hold a recommendation back; "" when they do not
 // explain the difference.
 std::string behaviorNote(const HpaDiagnosis& diagnosis) {
-  const Hpa& hpa = diagnosis.hpa;
+  const hpa::Hpa& hpa = diagnosis.hpa;
   if (!diagnosis.computed_replicas || !hpa.desired_replicas) return "";
   const std::int32_t computed = *diagnosis.computed_replicas;
   const std::int32_t desired = *hpa.desired_replicas;
@@ -117,7 +118,7 @@ std::string behaviorNote(const HpaDiagnosis& diagnosis) {
 }
 
 void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
-  const Hpa& hpa = diagnosis.hpa;
+  const hpa::Hpa& hpa = diagnosis.hpa;
   out << "HPA " << hpa.namespace_name << "/" << hpa.name << " -> " << hpa.scale_target.kind << "/"
       << hpa.scale_target.name << " (min " << hpa.min_replicas << ", max " << hpa.max_replicas
       << ")\n";
@@ -170,7 +171,7 @@ void writeHpa(std::ostream& out, const HpaDiagnosis& diagnosis) {
     writeMetric(out, i, diagnosis.metrics[i]);
 }
 
-json proposalJson(const ReplicaProposal& proposal) {
+json proposalJson(const hpa::ReplicaProposal& proposal) {
   json result = {
       {"usageMilli", proposal.usage_milli},
       {"utilization", proposal.utilization ? json(*proposal.utilization) : json(nullptr)},
@@ -226,7 +227,7 @@ json doctorJson(const std::vector<HpaDiagnosis>& diagnoses) {
   json hpas = json::array();
   bool ok = true;
   for (const auto& diagnosis : diagnoses) {
-    const Hpa& hpa = diagnosis.hpa;
+    const hpa::Hpa& hpa = diagnosis.hpa;
     json entry = {{"namespace", hpa.namespace_name},
                   {"name", hpa.name},
                   {"ok", diagnosis.ok},

@@ -102,18 +102,18 @@ std::string whyNoUsage(const ClusterPod& pod, const std::map<std::string, std::s
 
 // The replicas the controller computes from the pods' values: Utilization against the
 // requests, AverageValue as a plain per-pod average.
-void proposeFromPods(const HpaMetric& spec, const HpaDiagnosis& hpa_diagnosis,
+void proposeFromPods(const hpa::HpaMetric& spec, const HpaDiagnosis& hpa_diagnosis,
                      const std::vector<ClusterPod>& pods,
                      const std::map<std::string, std::int64_t>& values,
                      MetricDiagnosis& diagnosis) {
   if (!hpa_diagnosis.scale) return;
   const std::int32_t current = hpa_diagnosis.scale->spec_replicas;
   if (spec.target_type == "Utilization" && spec.target_percent) {
-    diagnosis.proposal = utilizationReplicas(current, *spec.target_percent, values, hpaPods(pods),
-                                             spec.name, spec.container);
+    diagnosis.proposal = hpa::utilizationReplicas(current, *spec.target_percent, values,
+                                                  hpaPods(pods), spec.name, spec.container);
   } else if (spec.target_type == "AverageValue" && spec.target_milli) {
     diagnosis.proposal =
-        podsMetricReplicas(current, *spec.target_milli, values, hpaPods(pods), spec.name);
+        hpa::podsMetricReplicas(current, *spec.target_milli, values, hpaPods(pods), spec.name);
   } else {
     diagnosis.cause = "the target type " + spec.target_type + " is not one a " + spec.type +
                       " metric takes (Utilization or AverageValue)";
@@ -132,10 +132,10 @@ void proposeFromPods(const HpaMetric& spec, const HpaDiagnosis& hpa_diagnosis,
 
 }  // namespace
 
-void diagnoseResource(const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
+void diagnoseResource(const hpa::Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
                       const std::vector<ClusterPod>& pods, const DoctorContext& context,
                       MetricDiagnosis& diagnosis) {
-  const HpaMetric& spec = diagnosis.spec;
+  const hpa::HpaMetric& spec = diagnosis.spec;
   const std::string selector = hpa_diagnosis.scale ? hpa_diagnosis.scale->selector : "";
   const HpaRequest request = hpaRequest(kResourcePrefix, {"namespaces", hpa.namespace_name, "pods"},
                                         {{"labelSelector", selector}});

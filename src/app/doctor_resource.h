@@ -4,7 +4,7 @@
 
 #include "app/doctor_cluster.h"
 #include "app/doctor_diagnosis.h"
-#include "app/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_object.h"
 
 namespace metrics_adapter::app {
 
@@ -13,7 +13,7 @@ namespace metrics_adapter::app {
 // ResourceMetricsHandler when the config has resourceRules (else the metric is left unchecked:
 // another APIService, metrics-server as a rule, serves the group), then the pods' usage against
 // their requests. `pods` are the selector's pods as the cluster lists them.
-void diagnoseResource(const Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
+void diagnoseResource(const hpa::Hpa& hpa, const HpaDiagnosis& hpa_diagnosis,
                       const std::vector<ClusterPod>& pods, const DoctorContext& context,
                       MetricDiagnosis& diagnosis);
 

@@ -47,8 +47,8 @@ std::string failedReason(const std::string& type) {
 
 // The series of `metric` over kZeroLookback grouped by their pod labels, in the HPA's namespace
 // and under its selector, as the rule reads them.
-SeriesOrigin readOrigin(const MetricDiagnosis& metric, const Hpa& hpa, const DoctorContext& context,
-                        const std::set<std::string>& current) {
+SeriesOrigin readOrigin(const MetricDiagnosis& metric, const hpa::Hpa& hpa,
+                        const DoctorContext& context, const std::set<std::string>& current) {
   const discovery::CompiledRule& rule = *metric.served_by;
   const auto& snapshot = *context.run->snapshot;
   const prometheus::Backend* backend = snapshot.backend(rule.source.backend);
@@ -122,7 +122,7 @@ std::string wakeAlternative(const DoctorContext& context) {
 
 }  // namespace
 
-bool podOfTarget(const ObjectRef& target, const std::set<std::string>& current_pods,
+bool podOfTarget(const hpa::ObjectRef& target, const std::set<std::string>& current_pods,
                  std::string_view pod) {
   if (current_pods.contains(std::string(pod))) return true;
   const std::string prefix = target.name + "-";
@@ -141,7 +141,8 @@ bool podOfTarget(const ObjectRef& target, const std::set<std::string>& current_p
   return lowerAlnum(rest, 5, 5);
 }
 
-SeriesOrigin classifyOrigin(const std::vector<prometheus::Sample>& samples, const ObjectRef& target,
+SeriesOrigin classifyOrigin(const std::vector<prometheus::Sample>& samples,
+                            const hpa::ObjectRef& target,
                             const std::set<std::string>& current_pods) {
   SeriesOrigin origin;
   origin.source = SeriesOrigin::Source::kNone;
@@ -170,7 +171,7 @@ SeriesOrigin classifyOrigin(const std::vector<prometheus::Sample>& samples, cons
 
 void checkScaleToZero(const std::vector<ClusterPod>& pods, const DoctorContext& context,
                       HpaDiagnosis& diagnosis) {
-  const Hpa& hpa = diagnosis.hpa;
+  const hpa::Hpa& hpa = diagnosis.hpa;
   const bool at_zero = diagnosis.scale && diagnosis.scale->spec_replicas == 0;
   if (hpa.min_replicas != 0 && !at_zero) return;
   diagnosis.may_sit_at_zero = true;

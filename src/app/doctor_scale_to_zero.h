@@ -36,12 +36,13 @@ struct SeriesOrigin {
 // True when `pod` is one of `current_pods` or named as the controller of `target` names its
 // pods: <name>-<template hash>-<5 characters> for a Deployment, <name>-<ordinal> for a
 // StatefulSet, <name>-<5 characters> for others (ReplicaSet, Job).
-bool podOfTarget(const ObjectRef& target, const std::set<std::string>& current_pods,
+bool podOfTarget(const hpa::ObjectRef& target, const std::set<std::string>& current_pods,
                  std::string_view pod);
 
 // Sorts the samples of a `count by (kPodLabels)` query: each names the pod of the first of
 // kPodLabels it carries, or none.
-SeriesOrigin classifyOrigin(const std::vector<prometheus::Sample>& samples, const ObjectRef& target,
+SeriesOrigin classifyOrigin(const std::vector<prometheus::Sample>& samples,
+                            const hpa::ObjectRef& target,
                             const std::set<std::string>& current_pods);
 
 // For an HPA that may sit at 0 replicas (minReplicas 0, or its target at 0): whether each of its

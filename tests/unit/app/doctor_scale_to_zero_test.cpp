@@ -19,10 +19,10 @@ using ::testing::HasSubstr;
 using testing::sample;
 
 TEST(PodOfTargetTest, NamesTheControllersPodsOnly) {
-  const ObjectRef deployment{"apps/v1", "Deployment", "vllm-llama"};
-  const ObjectRef statefulset{"apps/v1", "StatefulSet", "vllm-llama"};
+  const hpa::ObjectRef deployment{"apps/v1", "Deployment", "vllm-llama"};
+  const hpa::ObjectRef statefulset{"apps/v1", "StatefulSet", "vllm-llama"};
   struct Case {
-    ObjectRef target;
+    hpa::ObjectRef target;
     std::string pod;
     bool mine;
   };
@@ -45,7 +45,7 @@ TEST(PodOfTargetTest, NamesTheControllersPodsOnly) {
 }
 
 TEST(ClassifyOriginTest, TheTargetsPodsOnlyOrAnythingElse) {
-  const ObjectRef target{"apps/v1", "Deployment", "vllm"};
+  const hpa::ObjectRef target{"apps/v1", "Deployment", "vllm"};
   using Source = SeriesOrigin::Source;
   struct Case {
     std::vector<prometheus::Sample> samples;

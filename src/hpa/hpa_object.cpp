@@ -1,4 +1,4 @@
-#include "app/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_object.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,7 +10,7 @@
 
 #include "metrics_adapter/promql/quantity.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::hpa {
 namespace {
 
 using nlohmann::json;
@@ -246,4 +246,4 @@ std::vector<json> yamlDocumentsToJson(std::string_view text) {
   return documents;
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::hpa

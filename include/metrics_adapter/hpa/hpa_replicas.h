@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::hpa {
 
 // The HPA controller's tolerance (--horizontal-pod-autoscaler-tolerance, default 0.1): a usage
 // ratio within 1±tolerance keeps the current replica count.
@@ -96,4 +96,4 @@ ReplicaProposal averageValueMetricReplicas(std::int32_t status_replicas, std::in
 std::int32_t clampReplicas(std::int32_t proposed, std::int32_t min_replicas,
                            std::int32_t max_replicas);
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::hpa

@@ -1,4 +1,4 @@
-#include "app/hpa_replicas.h"
+#include "metrics_adapter/hpa/hpa_replicas.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "app/hpa_object.h"
+#include "metrics_adapter/hpa/hpa_object.h"
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::hpa {
 namespace {
 
 std::vector<HpaPod> runningReadyPods(const std::vector<std::string>& names) {
@@ -314,4 +314,4 @@ TEST(UtilizationReplicasTest, AMissingRequestIsTheControllersError) {
 }
 
 }  // namespace
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::hpa

@@ -1,11 +1,11 @@
-#include "app/hpa_replicas.h"
+#include "metrics_adapter/hpa/hpa_replicas.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::hpa {
 namespace {
 
 // The controller averages milli-values in integer arithmetic (sum / count, truncated) before
@@ -238,4 +238,4 @@ std::int32_t clampReplicas(std::int32_t proposed, std::int32_t min_replicas,
   return std::clamp(proposed, min_replicas, std::max(min_replicas, max_replicas));
 }
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::hpa

@@ -1,14 +1,14 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace metrics_adapter::app {
+namespace metrics_adapter::hpa {
 
 // An HPA that cannot be read (not autoscaling/v2, a field of the wrong type).
 class HpaError : public std::runtime_error {
@@ -76,4 +76,4 @@ std::string labelSelectorString(const nlohmann::json& selector);
 // HpaError for text that is not YAML.
 std::vector<nlohmann::json> yamlDocumentsToJson(std::string_view text);
 
-}  // namespace metrics_adapter::app
+}  // namespace metrics_adapter::hpa
