@@ -2,22 +2,21 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "app/check_config.h"
-#include "app/doctor.h"
-#include "app/dry_run.h"
-#include "app/explain.h"
-#include "app/forecast_command.h"
 #include "app/process_tuning.h"
+#include "cli/commands.h"
+#include "cli/dry_run.h"
 #include "metrics_adapter/app/adapter.h"
 #include "metrics_adapter/app/flags.h"
 #include "metrics_adapter/logging/logging.h"
 
 namespace {
+
+namespace app = metrics_adapter::app;
+namespace cli = metrics_adapter::cli;
 
 // For the commands that run once and report on stdout: library warnings go to stderr, so stdout
 // is only the report.
@@ -26,47 +25,44 @@ void logWarningsToStderr() {
   spdlog::set_level(spdlog::level::warn);
 }
 
+std::string serverUsage() { return app::usage(); }
+
+// Installed as kubectl-metrics_adapter, the binary is a kubectl plugin: `kubectl metrics-adapter
+// doctor ...` runs it with the words after the plugin's name. It runs commands only, never a
+// server from a person's shell; --version and --help answer as kubectl users expect.
+int runPlugin(std::vector<std::string> args) {
+  if (!args.empty() && (args[0] == "--version" || args[0] == "-v")) args[0] = "version";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") args = {"help"};
+  if (args[0] == "help" && args.size() == 1) {
+    std::cout << "usage: kubectl metrics-adapter COMMAND [flags]\n\n" << cli::commandsUsage();
+    return 0;
+  }
+  logWarningsToStderr();
+  return cli::runCommand(args, serverUsage(), std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace metrics_adapter::app;
   std::vector<std::string> args(argv + 1, argv + argc);
-  // Installed as kubectl-metrics_adapter, the binary is a kubectl plugin: `kubectl
-  // metrics-adapter doctor ...` runs it with the words after the plugin's name, and it must never
-  // start a server from a person's shell.
   const std::string_view program(argv[0]);
-  const bool as_plugin = program.substr(program.rfind('/') + 1) == "kubectl-metrics_adapter";
-  if (as_plugin && (args.empty() || args[0] != "doctor")) {
-    std::cerr << "usage: kubectl metrics-adapter doctor hpa NAME -n NS [--prometheus-url URL] "
-                 "(kubectl metrics-adapter doctor --help for more)\n";
-    return 2;
+  if (program.substr(program.rfind('/') + 1) == "kubectl-metrics_adapter") {
+    return runPlugin(std::move(args));
   }
-  // Subcommands run once and print to stdout; anything else starts the server.
-  if (!args.empty() && args[0] == "doctor") {
+  // A command runs once and prints to stdout; anything else starts the server.
+  if (!args.empty() && cli::isCommandWord(args[0])) {
     logWarningsToStderr();
-    return runDoctor(std::span<const std::string>(args.begin() + 1, args.end()), std::cout,
-                     std::cerr);
+    return cli::runCommand(args, serverUsage(), std::cout, std::cerr);
   }
-  if (!args.empty() && (args[0] == "explain" || args[0] == "check-config")) {
-    logWarningsToStderr();
-    std::span<const std::string> rest(args.begin() + 1, args.end());
-    return args[0] == "explain" ? runExplain(rest, std::cout, std::cerr)
-                                : runCheckConfig(rest, std::cout, std::cerr);
-  }
-  if (!args.empty() && args[0] == "forecast") {
-    logWarningsToStderr();
-    return runForecastCommand(std::span<const std::string>(args.begin() + 1, args.end()), std::cout,
-                              std::cerr);
-  }
-  AdapterOptions options;
+  app::AdapterOptions options;
   try {
-    options = parseFlags(args);
-  } catch (const FlagError& e) {
+    options = app::parseFlags(args);
+  } catch (const app::FlagError& e) {
     std::cerr << "metrics-adapter: " << e.what() << "\n(run with --help for the flags)\n";
     return 1;
   }
   if (options.show_help) {
-    std::cout << usage();
+    std::cout << serverUsage() << "\n" << cli::commandsUsage();
     return 0;
   }
   if (options.show_version) {
@@ -75,7 +71,7 @@ int main(int argc, char** argv) {
   }
   if (options.dry_run) {
     logWarningsToStderr();
-    return runDryRun(options, std::cout, std::cerr);
+    return cli::runDryRun(options, std::cout, std::cerr);
   }
   try {
     metrics_adapter::logging::configureLogging(options.log);  // opens --log_file / --log_dir
@@ -83,6 +79,6 @@ int main(int argc, char** argv) {
     std::cerr << "metrics-adapter: " << e.what() << "\n";
     return 1;
   }
-  tuneProcessForServing();
-  return runAdapter(options);
+  app::tuneProcessForServing();
+  return app::runAdapter(options);
 }

@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "app/auth_setup.h"
-#include "app/backend_pool.h"
+#include "metrics_adapter/app/backend_pool.h"
 #include "app/config_reloader.h"
 #include "app/debug_socket.h"
 #include "app/access_log.h"

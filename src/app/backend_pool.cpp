@@ -1,4 +1,4 @@
-#include "app/backend_pool.h"
+#include "metrics_adapter/app/backend_pool.h"
 
 #include <spdlog/spdlog.h>
 

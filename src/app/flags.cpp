@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "app/prometheus_auth.h"
@@ -654,6 +655,67 @@ std::vector<std::string> readFlags(std::span<const std::string> args, bool tool,
   return applied;
 }
 
+// The sections of --help, in their order.
+enum class FlagGroup {
+  kGeneric,
+  kServing,
+  kAuthentication,
+  kAuthorization,
+  kAudit,
+  kPrometheus,
+  kRules,
+  kLogging
+};
+
+const char* flagGroupTitle(FlagGroup group) {
+  switch (group) {
+    case FlagGroup::kGeneric:
+      return "Generic";
+    case FlagGroup::kServing:
+      return "Secure serving";
+    case FlagGroup::kAuthentication:
+      return "Authentication";
+    case FlagGroup::kAuthorization:
+      return "Authorization";
+    case FlagGroup::kAudit:
+      return "Audit";
+    case FlagGroup::kPrometheus:
+      return "Prometheus";
+    case FlagGroup::kRules:
+      return "Rules and discovery";
+    case FlagGroup::kLogging:
+      return "Logging";
+  }
+  return "Other";
+}
+
+// Which section a flag is listed in, by its name: the prefixes the Kubernetes components' flag
+// sets use, and klog's flags.
+FlagGroup flagGroup(std::string_view name) {
+  const auto starts = [name](std::string_view prefix) { return name.starts_with(prefix); };
+  if (starts("audit-")) return FlagGroup::kAudit;
+  if (starts("authentication-") || starts("requestheader-") || name == "client-ca-file") {
+    return FlagGroup::kAuthentication;
+  }
+  if (starts("authorization-")) return FlagGroup::kAuthorization;
+  if (starts("prometheus-")) return FlagGroup::kPrometheus;
+  if (starts("log") || name == "v" || name == "vmodule" || name == "add_dir_header" ||
+      name == "alsologtostderr" || name == "one_output" || name == "skip_headers" ||
+      name == "skip_log_headers" || name == "stderrthreshold") {
+    return FlagGroup::kLogging;
+  }
+  if (name == "config" || starts("metrics-") || name == "discovery-interval" ||
+      name == "kubeconfig" || name == "lister-kubeconfig" || name == "object-cache-ttl" ||
+      starts("client-")) {
+    return FlagGroup::kRules;
+  }
+  if (name == "help" || name == "version" || name == "dry-run" || name == "profiling" ||
+      name == "contention-profiling" || name == "debug-socket-path") {
+    return FlagGroup::kGeneric;
+  }
+  return FlagGroup::kServing;
+}
+
 // One line of --help: the flag as typed, then its description.
 struct UsageLine {
   std::string flag;
@@ -668,12 +730,18 @@ void addUsageLine(std::vector<UsageLine>& lines, const std::string& name, bool b
 // Every description starts in one column, as pflag prints them: two spaces after the widest
 // flag, except that a flag wider than kUsageColumn (a handful) is not allowed to push every
 // description off the screen; its own description then follows two spaces after it.
-std::string formatUsage(const std::vector<UsageLine>& lines) {
+std::size_t usageColumn(const std::vector<UsageLine>& lines) {
   constexpr std::size_t kUsageColumn = 44;
   std::size_t column = 0;
   for (const UsageLine& line : lines) {
     if (line.flag.size() <= kUsageColumn) column = std::max(column, line.flag.size());
   }
+  return column;
+}
+
+std::string formatUsage(const std::vector<UsageLine>& lines,
+                        std::optional<std::size_t> shared_column = std::nullopt) {
+  const std::size_t column = shared_column.value_or(usageColumn(lines));
   std::string text;
   for (const UsageLine& line : lines) {
     text += "  " + line.flag;
@@ -707,8 +775,27 @@ std::vector<std::string> parseToolFlags(std::span<const std::string> args,
 }
 
 std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own) {
+  // A one-letter flag is the short form of the long flag with the same description (doctor's
+  // -n and --namespace): one line, "-n, --namespace=VALUE", as kubectl prints them.
   std::vector<UsageLine> lines;
-  for (const auto& [name, flag] : own) addUsageLine(lines, name, flag.boolean, flag.help);
+  std::set<std::string> merged;
+  for (const auto& [name, flag] : own) {
+    if (name.size() == 1) continue;
+    std::string shorts;
+    for (const auto& [letter, short_flag] : own) {
+      if (letter.size() == 1 && short_flag.help == flag.help) {
+        shorts += "-" + letter + ", ";
+        merged.insert(letter);
+      }
+    }
+    lines.push_back(
+        {.flag = shorts + "--" + name + (flag.boolean ? "" : "=VALUE"), .help = &flag.help});
+  }
+  for (const auto& [letter, flag] : own) {
+    if (letter.size() == 1 && merged.count(letter) == 0) {
+      lines.push_back({.flag = "-" + letter + (flag.boolean ? "" : " VALUE"), .help = &flag.help});
+    }
+  }
   for (const auto& [name, flag] : flagTable()) {
     if (sharedWithTools(name)) addUsageLine(lines, name, flag.boolean, flag.help);
   }
@@ -739,9 +826,22 @@ AdapterOptions parseFlags(std::span<const std::string> args) {
 }
 
 std::string usage() {
-  std::vector<UsageLine> lines;
-  for (const auto& [name, flag] : flagTable()) addUsageLine(lines, name, flag.boolean, flag.help);
-  return "Usage: metrics-adapter --config=FILE [flags]\n\nFlags:\n" + formatUsage(lines);
+  // Grouped as the Kubernetes components group theirs, each group's descriptions in one column.
+  std::map<FlagGroup, std::vector<UsageLine>> groups;
+  std::vector<UsageLine> every;
+  for (const auto& [name, flag] : flagTable()) {
+    addUsageLine(groups[flagGroup(name)], name, flag.boolean, flag.help);
+    addUsageLine(every, name, flag.boolean, flag.help);
+  }
+  const std::size_t column = usageColumn(every);
+  std::string text =
+      "Usage: metrics-adapter --config=FILE [flags]\n       metrics-adapter COMMAND [flags]\n";
+  for (const auto& [group, lines] : groups) {
+    text += "\n";
+    text += flagGroupTitle(group);
+    text += " flags:\n" + formatUsage(lines, column);
+  }
+  return text;
 }
 
 }  // namespace metrics_adapter::app

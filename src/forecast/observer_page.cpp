@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "forecast/observer_page_template.h"
+#include "forecast/page_template.h"
 #include "metrics_adapter/forecast/wake_ups.h"
 #include "metrics_adapter/text/utf8.h"
 
@@ -779,36 +782,6 @@ void appendObserverSeries(std::string& out, const ObserverPageData& data,
   out += "</section>\n";
 }
 
-constexpr std::string_view kObserverStyle =
-    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1d2430;background:#fff;margin:0 auto;padding:16px 24px 32px;max-width:1000px;line-height:1.45}
-h1{font-size:22px;margin:8px 0 4px}
-h2{font-size:16px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:0 0 8px;word-break:break-all}
-h3{font-size:14px;margin:16px 0 2px;color:#333}
-.meta{color:#444;margin:0 0 8px}
-.meta b{color:#1d2430}
-.howto{background:#f4f7fb;border-left:4px solid #1f6fd1;padding:8px 12px;margin:8px 0 16px;font-size:14px}
-.howto p{margin:4px 0}
-.actual{color:#1f6fd1;font-weight:600}
-.forecast{color:#1e9e4a;font-weight:600}
-.series{border-top:1px solid #d9dee6;padding-top:16px;margin-top:16px}
-table.figures{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
-table.figures th{text-align:left;font-weight:500;color:#555;padding:2px 16px 2px 0}
-table.figures td{padding:2px 0;font-variant-numeric:tabular-nums}
-table.baselines{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
-table.baselines th,table.baselines td{text-align:left;padding:2px 16px 2px 0;font-variant-numeric:tabular-nums}
-table.baselines th{font-weight:500;color:#555}
-table.baselines tr.mark td{font-weight:600}
-svg.chart{width:100%;height:auto;display:block}
-svg.chart .grid{stroke:#e6e9ef;stroke-width:1}
-svg.chart .axis{stroke:#9aa3af;stroke-width:1}
-svg.chart .tick{font-size:11px;fill:#5b6472}
-svg.chart .date{font-weight:600}
-svg.chart .axis-title{font-size:11px;fill:#5b6472}
-svg.chart .legend{font-size:12px;fill:#1d2430}
-svg.chart .line{fill:none;stroke-width:1.6;stroke-linejoin:round;stroke-linecap:round}
-.note,.empty{color:#5b6472;font-size:13px}
-)";
-
 }  // namespace
 
 const BaselineReplay* bestBaseline(const ObservedSeries& series) {
@@ -824,62 +797,24 @@ const BaselineReplay* bestBaseline(const ObservedSeries& series) {
 std::string renderObserverPage(const ObserverPageData& data) {
   const std::optional<double> target =
       data.target && std::isfinite(*data.target) && *data.target > 0 ? data.target : std::nullopt;
-  std::string out;
-  out.reserve(4096 + data.series.size() * 96 * 1024);
-  out += R"(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>)";
-  appendObserverEscaped(out, "Forecast observer: " + data.rule);
-  out += "</title>\n<style>\n";
-  out += kObserverStyle;
-  out += "</style>\n</head>\n<body>\n<h1>Forecast observer: ";
-  appendObserverEscaped(out, data.rule);
-  out += "</h1>\n";
-  out += R"(<p class="meta">step <b>)";
-  appendObserverEscaped(out, observerDuration(data.step));
-  out += "</b> &#183; horizon <b>";
-  appendObserverEscaped(out, observerDuration(data.horizon));
-  out += "</b>";
-  if (target) {
-    out += " &#183; HPA target <b>";
-    appendObserverEscaped(out, observerCompact(*target));
-    out += "</b> per replica";
-  }
-  out += " &#183; ";
-  out += std::to_string(data.series.size());
-  out += " series";
+  std::string series;
+  series.reserve(data.series.size() * 96 * 1024);
+  for (const ObservedSeries& one : data.series) appendObserverSeries(series, data, one, target);
+  std::string generated;
   if (data.generated_at) {
-    out += " &#183; generated ";
-    appendObserverEscaped(out, observerDateTime(observerEpochSeconds(*data.generated_at)));
-    out += " UTC";
+    generated = observerDateTime(observerEpochSeconds(*data.generated_at));
   }
-  out += "</p>\n";
-  out += R"(<div class="howto">
-<p>Each step was replayed: the model saw only the history up to that step, and the <span class="forecast">forecast</span> is what it would have served then, the maximum of its forecast over the next )";
-  appendObserverEscaped(out, observerDuration(data.horizon));
-  out += R"(. The <span class="actual">actual</span> line is the demand that came.</p>
-<p><span class="forecast">Green</span> above <span class="actual">blue</span>: the forecast covered the demand. Blue above green: an under-forecast, where an HPA on the forecast would have had too few replicas. Green rising before blue: capacity ahead of the peak.</p>
-)";
-  if (target) {
-    out +=
-        "<p>Replicas: what the HPA would have asked for at this target; a reactive HPA follows "
-        "demand after it arrives, the forecast should step up earlier.</p>\n";
-  }
-  out +=
-      "<p>Once the forecast covers the peaks you care about with an acceptable margin, switch "
-      "the HPA's metric to the forecast metric.</p>\n</div>\n";
-  if (data.series.empty()) {
-    out += R"(<p class="empty">No series: the rule matched nothing in Prometheus yet, or the )"
-           "replay has not run.</p>\n";
-  }
-  for (const ObservedSeries& series : data.series) {
-    appendObserverSeries(out, data, series, target);
-  }
-  out += "</body>\n</html>\n";
-  return out;
+  const std::map<std::string_view, std::string> values = {
+      {"rule", observerEscaped(data.rule)},
+      {"step", observerEscaped(observerDuration(data.step))},
+      {"horizon", observerEscaped(observerDuration(data.horizon))},
+      {"target", target ? observerEscaped(observerCompact(*target)) : ""},
+      {"series_count", std::to_string(data.series.size())},
+      {"generated", observerEscaped(generated)},
+      {"no_series", data.series.empty() ? "yes" : ""},
+      {"series", std::move(series)},
+  };
+  return fillPageTemplate(kObserverPageTemplate, values);
 }
 
 std::string labelSetText(const std::map<std::string, std::string>& labels) {

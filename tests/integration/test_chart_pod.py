@@ -205,6 +205,9 @@ class ChartPodTest(unittest.TestCase):
         self.assertEqual(writable, [])
 
     def test_discovery_through_the_aggregators_eyes(self):
+        # The Service sends the aggregator's requests only to a Ready pod: after the first relist.
+        harness.wait_until(lambda: POD.probe("/readyz")[0] == 200, timeout=60,
+                           what="/readyz to answer 200")
         result = POD.kubectl(HPA_TOKEN, "get", "--raw", "/apis/custom.metrics.k8s.io/v1beta1")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("pods/duty_cycle_current",

@@ -87,7 +87,7 @@ struct AdapterOptions {
   std::chrono::milliseconds config_check_interval{std::chrono::seconds(2)};
   bool show_help = false;
   bool show_version = false;
-  bool dry_run = false;  // --dry-run: check flags, config and files, then exit (app/dry_run.h)
+  bool dry_run = false;  // --dry-run: check flags, config and files, then exit (cli/dry_run.h)
 };
 
 // The kubeconfig the flags choose for listing objects and API discovery: --lister-kubeconfig,

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "app/backend_pool.h"
+#include "metrics_adapter/app/backend_pool.h"
 
 namespace metrics_adapter::app {
 namespace {

@@ -233,6 +233,22 @@ TEST_F(SelfMetricsTest, BuildInfoIsOneForTheCurrentVersionOnly) {
   EXPECT_TRUE(hasLine(text, "# TYPE metrics_adapter_build_info gauge"));
 }
 
+// The readiness of a replica whose forecasts are not all selected (issue 44).
+TEST_F(SelfMetricsTest, ForecastSelectionsPendingAndReadyBeforeThem) {
+  metrics().setForecastSelectionsPending(12);
+  metrics().countForecastReadyBeforeSelections();
+  const std::string text = metrics().exposition();
+  EXPECT_NE(text.find("\nmetrics_adapter_forecast_first_selections_pending 12\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nmetrics_adapter_forecast_ready_before_selections_total 1\n"),
+            std::string::npos)
+      << text;
+  metrics().setForecastSelectionsPending(0);
+  EXPECT_NE(metrics().exposition().find("\nmetrics_adapter_forecast_first_selections_pending 0\n"),
+            std::string::npos);
+}
+
 TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
   // Families without samples are left out of the exposition, so record one of each first.
   metrics().observeRequest("test_all", 200, duration<double>(0.01));
@@ -257,10 +273,10 @@ TEST_F(SelfMetricsTest, EveryMetricHasHelpTypeAndTheAdapterPrefix) {
     if (line.rfind("# HELP metrics_adapter_", 0) == 0) ++helps;
   }
   // The fourteen metrics the issue lists, metrics_adapter_prometheus_bad_samples_total,
-  // metrics_adapter_backend_last_successful_relist_timestamp_seconds, and the two audit
-  // counters (issue 27).
-  EXPECT_EQ(18, families);
-  EXPECT_EQ(18, helps);
+  // metrics_adapter_backend_last_successful_relist_timestamp_seconds, the two audit counters
+  // (issue 27), and the forecast's first selections: pending, and Ready before them (issue 44).
+  EXPECT_EQ(20, families);
+  EXPECT_EQ(20, helps);
 }
 
 TEST_F(SelfMetricsTest, AuditEventsAreCountedByBackendAndLossesByReason) {
