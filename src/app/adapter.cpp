@@ -10,11 +10,10 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "app/access_log.h"
 #include "app/auth_setup.h"
-#include "metrics_adapter/app/backend_pool.h"
 #include "app/config_reloader.h"
 #include "app/debug_socket.h"
-#include "app/access_log.h"
 #include "app/periodic_task.h"
 #include "app/process_tuning.h"
 #include "app/rest_mapping_refresher.h"
@@ -22,6 +21,7 @@
 #include "metrics_adapter/api/resource_metrics_handler.h"
 #include "metrics_adapter/api/router.h"
 #include "metrics_adapter/api/version_info.h"
+#include "metrics_adapter/app/backend_pool.h"
 #include "metrics_adapter/audit/auditor.h"
 #include "metrics_adapter/config/config.h"
 #include "metrics_adapter/discovery/compiled_rule.h"

@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "metrics_adapter/logging/logging.h"
 #include "metrics_adapter/api/api_error.h"
+#include "metrics_adapter/logging/logging.h"
 #include "metrics_adapter/server/request_info.h"
 
 namespace metrics_adapter::app {

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics_adapter/logging/log_options.h"
 #include "metrics_adapter/audit/audit_options.h"
 #include "metrics_adapter/discovery/relister.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
+#include "metrics_adapter/logging/log_options.h"
 #include "metrics_adapter/prometheus/prometheus_client.h"
 #include "metrics_adapter/server/https_server.h"
 
