@@ -354,8 +354,11 @@ class Adapter {
                                   }});
     parts.health.ready.push_back(
         {"forecasts",
-         [forecasts = forecasts_, metrics = self_metrics_,
+         [forecasts = forecasts_, metrics = self_metrics_, state = config_state_,
           started = std::chrono::steady_clock::now(), graced = std::make_shared<std::once_flag>()] {
+           // Without forecastRules there is nothing to wait for (not even the first refresh, a
+           // tick after the start).
+           if (state->config()->forecast_rules.empty()) return std::optional<std::string>();
            const forecast::SelectionProgress progress = forecasts->selectionProgress();
            metrics->setForecastSelectionsPending(progress.pending);  // as of this answer
            if (progress.done()) return std::optional<std::string>();
