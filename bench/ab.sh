@@ -61,12 +61,16 @@ sha_b="$(git -C "$here" rev-parse --verify "$rev_b^{commit}")"
 # The build of one commit, as bench/run.py builds: Release at -O2, the bench programs on. A
 # commit's build is made once and reused; "built" is written only when every target is there.
 build_commit() {
-  local sha="$1" dir="$cache/$1"
+  local sha="$1" dir="$cache/$1" lock
+  mkdir -p "$dir"
+  # Two A/Bs started together that need the same commit build it once: the second waits.
+  exec {lock}>"$dir/lock"
+  flock "$lock"
   if [[ -f "$dir/built" ]]; then
     echo "ab.sh: ${sha:0:10} already built in $dir/build" >&2
+    exec {lock}>&-
     return
   fi
-  mkdir -p "$dir"
   if [[ ! -e "$dir/src/.git" ]]; then
     git -C "$here" worktree prune
     git -C "$here" worktree add --detach "$dir/src" "$sha" >&2
@@ -89,6 +93,7 @@ build_commit() {
     echo "ab.sh: ${sha:0:10} has no discovery_parse_bench target" >&2
   fi
   touch "$dir/built"
+  exec {lock}>&-
 }
 
 build_commit "$sha_a"
