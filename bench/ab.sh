@@ -87,7 +87,9 @@ build_commit() {
     "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DMA_BUILD_BENCH=ON "${launcher[@]}" >/dev/null
   cmake --build "$dir/build" -j"$jobs" --target metrics-adapter fake_prometheus >/dev/null
   # Older commits may lack the parse microbenchmark: run.py then leaves its line out.
-  if cmake --build "$dir/build" --target help | grep -qw discovery_parse_bench; then
+  local targets
+  targets="$(cmake --build "$dir/build" --target help)"
+  if grep -qw discovery_parse_bench <<<"$targets"; then
     cmake --build "$dir/build" -j"$jobs" --target discovery_parse_bench >/dev/null
   else
     echo "ab.sh: ${sha:0:10} has no discovery_parse_bench target" >&2
