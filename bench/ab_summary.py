@@ -19,6 +19,7 @@ import sys
 
 import report
 
+MIN_RUNS = 3  # fewer runs a side, and ranges apart say nothing
 SLASHED = re.compile(r"[\w*]+(?: / [\w*]+)+")  # "p50 / p99", "Rss / Pss / Anon"
 
 
@@ -45,15 +46,32 @@ def figure_names(label, count):
     return ["%s [%d]" % (label.strip(), i + 1) for i in range(count)]
 
 
-def figures(runs):
-    """{(series, row key, index): [value per run]} and the labels, in the table's order."""
+def row_labels(args, results):
+    """{row key: label}; an indented row ("  of which anonymous") is named with the row it
+    belongs to ("idle RSS: of which anonymous"), as Markdown drops the indent."""
+    labels, parent = {}, ""
+    for row in report.rows(args, results):
+        if row.label.startswith(" "):
+            labels[row.key] = "%s: %s" % (parent, row.label.strip())
+        else:
+            labels[row.key] = row.label
+            parent = row.label.split(",")[0].split(" (")[0]
+    return labels
+
+
+def figures(runs, everything):
+    """{(series, row key, index): [value per run]} and the labels, in the table's order. Unless
+    `everything`, the memory categories show their Rss only (not Pss and anonymous)."""
     values, labels, order = {}, {}, []
     for run in runs:
         args = argparse.Namespace(**run["args"])
-        table = {row.key: row for row in report.rows(args, run["results"])}
+        table = row_labels(args, run["results"])
         for series, rows in run["rows"].items():
             for key, row_values in rows.items():
-                label = table[key].label if key in table else key
+                if (not everything and key.startswith("idle_memory.")
+                        and key not in ("idle_memory.rollup", "idle_memory.threads")):
+                    row_values = row_values[:1]
+                label = table.get(key, key)
                 for index, name in enumerate(figure_names(label, len(row_values))):
                     figure = (series, key, index)
                     if figure not in values:
@@ -71,6 +89,8 @@ def load(run, index):
 
 
 def verdict(a, b):
+    if min(len(a), len(b)) < MIN_RUNS:
+        return "too few runs"
     if max(b) < min(a):
         return "B lower"
     if min(b) > max(a):
@@ -89,15 +109,16 @@ def number(value):
     return "%.3f" % value
 
 
-def summary_lines(runs_a, runs_b):
-    """[(figure, median A, median B, B/A, range A, range B, verdict)] for the figures both have."""
-    values_a, labels, order = figures(runs_a)
-    values_b, _, _ = figures(runs_b)
+def summary_lines(runs_a, runs_b, everything=False):
+    """[(figure, median A, median B, B/A, range A, range B, verdict)] for the figures both have
+    (not those zero in every run)."""
+    values_a, labels, order = figures(runs_a, everything)
+    values_b, _, _ = figures(runs_b, everything)
     series = {figure[0] for figure in order}
     lines = []
     for figure in order:
         a, b = values_a[figure], values_b.get(figure)
-        if not b:
+        if not b or not any(a + b):
             continue
         median_a, median_b = statistics.median(a), statistics.median(b)
         name = labels[figure] if len(series) == 1 else "%s series: %s" % (figure[0],
@@ -121,6 +142,8 @@ def print_markdown(header, lines):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", help="a directory bench/ab.sh wrote")
+    parser.add_argument("--all", action="store_true",
+                        help="also the Pss and anonymous memory of each kind of mapping")
     args = parser.parse_args()
     runs_a, runs_b = load_runs(args.run_dir, "A"), load_runs(args.run_dir, "B")
     if not runs_a or not runs_b:
@@ -134,7 +157,7 @@ def main():
                                       load(runs_b[-1], 1)))
     print()
     print_markdown(("figure", "A median", "B median", "B/A", "A range", "B range",
-                    "B against A"), summary_lines(runs_a, runs_b))
+                    "B against A"), summary_lines(runs_a, runs_b, args.all))
 
 
 if __name__ == "__main__":
