@@ -58,16 +58,35 @@ done
 sha_a="$(git -C "$here" rev-parse --verify "$rev_a^{commit}")"
 sha_b="$(git -C "$here" rev-parse --verify "$rev_b^{commit}")"
 
+# What the three programs are built from: the commit's tree without the documentation, the
+# tests and the bench's scripts. Commits that differ only there share one build, so a commit of
+# docs or bench/*.py after an A/B costs no build from nothing.
+build_inputs() {
+  git -C "$here" ls-tree -r --full-tree "$1" |
+    grep -Ev $'\t(docs/|tests/|bench/baselines/|bench/.*\\.(py|sh)$|.*\\.md$)' |
+    git hash-object --stdin
+}
+
 # The build of one commit, as bench/run.py builds: Release at -O2, the bench programs on. A
 # commit's build is made once and reused; "built" is written only when every target is there.
 build_commit() {
-  local sha="$1" dir="$cache/$1" lock
+  local sha="$1" dir="$cache/$1" lock inputs same
+  inputs="$(build_inputs "$sha")"
+  mkdir -p "$cache/inputs"
+  if [[ ! -e "$dir" && -f "$cache/inputs/$inputs" ]]; then
+    same="$(cat "$cache/inputs/$inputs")"
+    if [[ -f "$cache/$same/built" ]]; then
+      echo "ab.sh: ${sha:0:10} builds from the same sources as ${same:0:10}: its build serves" >&2
+      ln -s "$same" "$dir"
+    fi
+  fi
   mkdir -p "$dir"
   # Two A/Bs started together that need the same commit build it once: the second waits.
   exec {lock}>"$dir/lock"
   flock "$lock"
   if [[ -f "$dir/built" ]]; then
     echo "ab.sh: ${sha:0:10} already built in $dir/build" >&2
+    [[ -f "$cache/inputs/$inputs" ]] || echo "$sha" >"$cache/inputs/$inputs"
     exec {lock}>&-
     return
   fi
@@ -95,6 +114,7 @@ build_commit() {
     echo "ab.sh: ${sha:0:10} has no discovery_parse_bench target" >&2
   fi
   touch "$dir/built"
+  echo "$sha" >"$cache/inputs/$inputs"
   exec {lock}>&-
 }
 
