@@ -51,7 +51,7 @@ def row_labels(args, results):
     belongs to ("idle RSS: of which anonymous"), as Markdown drops the indent."""
     labels, parent = {}, ""
     for row in report.rows(args, results):
-        if row.label.startswith(" "):
+        if row.label.startswith(" ") and not row.key.startswith("idle_memory."):
             labels[row.key] = "%s: %s" % (parent, row.label.strip())
         else:
             labels[row.key] = row.label
@@ -68,11 +68,11 @@ def figures(runs, everything):
         table = row_labels(args, run["results"])
         for series, rows in run["rows"].items():
             for key, row_values in rows.items():
+                names = figure_names(table.get(key, key), len(row_values))
                 if (not everything and key.startswith("idle_memory.")
                         and key not in ("idle_memory.rollup", "idle_memory.threads")):
-                    row_values = row_values[:1]
-                label = table.get(key, key)
-                for index, name in enumerate(figure_names(label, len(row_values))):
+                    names = names[:1]
+                for index, name in enumerate(names):
                     figure = (series, key, index)
                     if figure not in values:
                         values[figure] = []
