@@ -91,7 +91,7 @@ class PodsAllocationsTest : public ::testing::Test {
     prometheus::QueryResult answer;
     for (int i = 0; i < kPods; ++i) {
       const std::string pod = "bench-pod-" + std::to_string(i);
-      answer.samples.push_back(sample({{"namespace", "bench"}, {"pod", pod}}, i % 100));
+      answer.samples.push_back(sample({{"namespace", "bench"}, {"pod", pod}}, i));
       lister_->names.push_back(pod);
     }
     prometheus_->answer = [answer](const std::string&) {
