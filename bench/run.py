@@ -83,8 +83,12 @@ def install_packages():
 
 
 def parse_microbenchmark(build_dir):
-    """{benchmark name: CPU microseconds per series} of bench/discovery_parse_bench.cpp."""
-    out = subprocess.run([os.path.join(build_dir, "bench", "discovery_parse_bench"),
+    """{benchmark name: CPU microseconds per series} of bench/discovery_parse_bench.cpp; {} for
+    a build without it (an older commit's, built by bench/ab.sh)."""
+    binary = os.path.join(build_dir, "bench", "discovery_parse_bench")
+    if not os.path.exists(binary):
+        return {}
+    out = subprocess.run([binary,
                           "--benchmark_format=json"], capture_output=True, text=True,
                          check=True).stdout
     return {b["name"].split("/")[0]: 1e6 / b["items_per_second"]
@@ -465,7 +469,7 @@ def main():
         bench.procs.stop_all()
     report.print_table(args, results, load_before)
     print("discovery without the network (bench/discovery_parse_bench, CPU per series): %s"
-          % ", ".join("%s %.2f us" % item for item in per_series.items()))
+          % (", ".join("%s %.2f us" % item for item in per_series.items()) or "not built"))
     if args.baseline:
         report.print_baseline(args, results, baseline, args.baseline)
     if args.json:

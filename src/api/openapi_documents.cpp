@@ -400,4 +400,15 @@ OpenApiDocuments buildOpenApiDocuments(bool resource_metrics, const std::string&
   return documents;
 }
 
+LazyOpenApiDocuments::LazyOpenApiDocuments(bool resource_metrics, std::string version)
+    : resource_metrics_(resource_metrics), version_(std::move(version)) {}
+
+std::shared_ptr<const OpenApiDocuments> LazyOpenApiDocuments::get() const {
+  std::call_once(built_, [this] {
+    documents_ = std::make_shared<const OpenApiDocuments>(
+        buildOpenApiDocuments(resource_metrics_, version_));
+  });
+  return documents_;
+}
+
 }  // namespace metrics_adapter::api

@@ -199,10 +199,9 @@ std::string_view routeLabel(const server::RequestInfo& info) {
 
 Router::Router(RouterParts parts)
     : parts_(std::move(parts)),
-      openapi_(std::make_shared<const OpenApiDocuments>(
-          buildOpenApiDocuments(false, parts_.version.git_version))),
-      openapi_with_resource_metrics_(std::make_shared<const OpenApiDocuments>(
-          buildOpenApiDocuments(true, parts_.version.git_version))) {}
+      openapi_(std::make_shared<const LazyOpenApiDocuments>(false, parts_.version.git_version)),
+      openapi_with_resource_metrics_(
+          std::make_shared<const LazyOpenApiDocuments>(true, parts_.version.git_version)) {}
 
 bool Router::answersFromMemory(const server::RequestInfo& info) {
   const std::string_view route = routeLabel(info);
@@ -383,7 +382,8 @@ void requireJson(const server::HttpRequest& request) {
 server::HttpResponse Router::openApi(const server::HttpRequest& request,
                                      const server::RequestInfo& info) const {
   const auto& parts = info.parts;
-  const auto& documents = servesResourceMetrics() ? openapi_with_resource_metrics_ : openapi_;
+  const std::shared_ptr<const OpenApiDocuments> documents =
+      (servesResourceMetrics() ? openapi_with_resource_metrics_ : openapi_)->get();
   if (parts.size() == 2 && parts[1] == "v2") {
     requireJson(request);
     return cachedDocument(request, documents, documents->v2, documents->v2_etag);

@@ -58,7 +58,7 @@ class Router {
 
   // Whether route() answers `info` from memory, never waiting on anything: the discovery
   // documents (API groups and resource lists, rendered once per snapshot), /version and the
-  // OpenAPI documents (rendered when the router is made).
+  // OpenAPI documents (rendered at the first request for them, in a few milliseconds).
   static bool answersFromMemory(const server::RequestInfo& info);
 
  private:
@@ -80,9 +80,10 @@ class Router {
                               bool verbose) const;
 
   RouterParts parts_;
-  // Without and with metrics.k8s.io (which resourceRules turn on and off at a reload).
-  std::shared_ptr<const OpenApiDocuments> openapi_;
-  std::shared_ptr<const OpenApiDocuments> openapi_with_resource_metrics_;
+  // Without and with metrics.k8s.io (which resourceRules turn on and off at a reload), built
+  // at the first OpenAPI request for each.
+  std::shared_ptr<const LazyOpenApiDocuments> openapi_;
+  std::shared_ptr<const LazyOpenApiDocuments> openapi_with_resource_metrics_;
 };
 
 // The Status answer for `error` (the one Status writer, server::statusJson).

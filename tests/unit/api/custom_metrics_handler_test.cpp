@@ -16,11 +16,13 @@
 #include "metrics_adapter/promql/label_selector.h"
 #include "metrics_adapter/server/status.h"
 #include "metrics_adapter/text/utf8.h"
+#include "unit/api/fake_name_lister.h"
 #include "unit/fake_prometheus.h"
 
 namespace metrics_adapter::api {
 namespace {
 
+using testing::FakeNameLister;
 using testing::FakePrometheus;
 using testing::sample;
 
@@ -49,26 +51,6 @@ rules:
   metricsQuery: <<.Series>>{<<.LabelMatchers>>}
 )";
 
-class FakeLister : public kube::ObjectLister {
- public:
-  std::vector<std::string> names;
-  std::vector<std::string> listNames(const kube::ResourceInfo&, const std::string&,
-                                     const promql::LabelSelector&) override {
-    return names;
-  }
-  std::vector<kube::ObjectMeta> listObjects(const kube::ResourceInfo&, const std::string&,
-                                            const promql::LabelSelector&,
-                                            const std::string& = "") override {
-    std::vector<kube::ObjectMeta> objects;
-    for (const auto& name : names) {
-      kube::ObjectMeta object;
-      object.name = name;
-      objects.push_back(std::move(object));
-    }
-    return objects;
-  }
-};
-
 class CustomMetricsHandlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -85,7 +67,7 @@ class CustomMetricsHandlerTest : public ::testing::Test {
     rule_set->rules = discovery::compileRules(config, *rule_set->mapper, &warnings);
     relister_ = std::make_shared<discovery::Relister>(rule_set, discovery::RelistOptions{});
     relister_->relistOnce();
-    lister_ = std::make_shared<FakeLister>();
+    lister_ = std::make_shared<FakeNameLister>();
     handler_ = std::make_unique<CustomMetricsHandler>([this] { return relister_->snapshot(); },
                                                       lister_, CustomMetricsOptions{});
   }
@@ -113,7 +95,7 @@ class CustomMetricsHandlerTest : public ::testing::Test {
 
   std::shared_ptr<FakePrometheus> prometheus_;
   std::shared_ptr<discovery::Relister> relister_;
-  std::shared_ptr<FakeLister> lister_;
+  std::shared_ptr<FakeNameLister> lister_;
   std::unique_ptr<CustomMetricsHandler> handler_;
 };
 

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "api/http_caching.h"
 #include "metrics_adapter/api/api_error.h"
@@ -110,6 +113,23 @@ TEST(OpenApiDocuments, MetricsK8sIoOnlyWhenServed) {
   const OpenApiDocuments with = buildOpenApiDocuments(true, "v1");
   EXPECT_NE(with.find("apis/metrics.k8s.io/v1beta1"), nullptr);
   EXPECT_NE(with.v2_etag, without.v2_etag);
+}
+
+TEST(OpenApiDocuments, LazyDocumentsAreBuiltOnceForAllCallers) {
+  const LazyOpenApiDocuments lazy(true, "v1");
+  std::vector<std::shared_ptr<const OpenApiDocuments>> seen(8);
+  std::vector<std::thread> callers;
+  for (auto& documents : seen) {
+    callers.emplace_back([&lazy, &documents] { documents = lazy.get(); });
+  }
+  for (auto& caller : callers) caller.join();
+  ASSERT_NE(seen[0], nullptr);
+  for (const auto& documents : seen) EXPECT_EQ(documents, seen[0]);
+  EXPECT_EQ(lazy.get(), seen[0]);
+  const OpenApiDocuments built = buildOpenApiDocuments(true, "v1");
+  EXPECT_EQ(seen[0]->v2, built.v2);
+  EXPECT_EQ(seen[0]->v3_index, built.v3_index);
+  EXPECT_NE(LazyOpenApiDocuments(false, "v1").get()->v2_etag, seen[0]->v2_etag);
 }
 
 TEST(OpenApiV3, TheIndexNamesEachDocumentByItsContentHash) {
