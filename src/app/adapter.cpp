@@ -30,6 +30,7 @@
 #include "metrics_adapter/kube/api_discovery.h"
 #include "metrics_adapter/kube/cached_object_lister.h"
 #include "metrics_adapter/kube/rate_limited_kube_api.h"
+#include "metrics_adapter/logging/logging.h"
 #include "metrics_adapter/prometheus/coalescing_prometheus_api.h"
 #include "metrics_adapter/telemetry/self_metrics.h"
 

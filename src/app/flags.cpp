@@ -788,8 +788,8 @@ std::string toolFlagsUsage(const std::map<std::string, ToolFlag>& own) {
         merged.insert(letter);
       }
     }
-    lines.push_back(
-        {.flag = shorts + "--" + name + (flag.boolean ? "" : "=VALUE"), .help = &flag.help});
+    shorts.append("--").append(name).append(flag.boolean ? "" : "=VALUE");
+    lines.push_back({.flag = std::move(shorts), .help = &flag.help});
   }
   for (const auto& [letter, flag] : own) {
     if (letter.size() == 1 && merged.count(letter) == 0) {
@@ -839,7 +839,8 @@ std::string usage() {
   for (const auto& [group, lines] : groups) {
     text += "\n";
     text += flagGroupTitle(group);
-    text += " flags:\n" + formatUsage(lines, column);
+    text += " flags:\n";
+    text += formatUsage(lines, column);
   }
   return text;
 }
