@@ -718,8 +718,8 @@ Forecast pendingForecast(std::span<const float> history, int horizon_steps, int 
   forecast.windows.assign(static_cast<std::size_t>(lead) + 1, latest);
   forecast.maximum = latest;
   forecast.why =
-      "selection pending: this series' first method selection has not run yet (the first "
-      "selections are spread over the refreshes after a start): serving the latest value";
+      "selection pending: this series' first method selection has not run yet (after a start "
+      "the background worker makes them one after another): serving the latest value";
   return forecast;
 }
 

@@ -99,8 +99,8 @@ std::string servedValueRule(const Forecast& forecast);
 std::string servedSamplingText(const Forecast& forecast, std::chrono::seconds step,
                                int horizon_steps, std::size_t window_index);
 
-// The latest value, for a series whose first selection has not run yet (the service spreads the
-// first selections over refreshes so that a start does not pay them all at once).
+// The latest value, for a series whose first selection has not run yet (the server's background
+// worker makes them after the first fetch, so that no refresh pays them).
 Forecast pendingForecast(std::span<const float> history, int horizon_steps, int lead_steps);
 
 // One series' forecasts over time: the selection is made every kSelectionPeriod (at the series'
