@@ -83,9 +83,9 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
   }
 
   // The value covers [now, now + horizon] (from the grid step at or before now), and its
-  // timestamp is the time of this answer, as for other metrics.
-  // Each series' value now, from the rule's last fresh read: the latest value a normal rule
-  // would answer, which the forecast is raised to.
+  // timestamp is the time of this answer, as for other metrics. Each series' value now comes from
+  // the rule's last fresh read: the latest value a normal rule would answer, which the forecast
+  // is raised to.
   const forecast::ServedWindow window = forecast::servedWindow(*current, now);
   const std::shared_ptr<const forecast::FreshValues> fresh = forecasts.fresh(request.metric);
   const std::string timestamp =
@@ -106,14 +106,9 @@ std::optional<Json> forecastMetricValueList(const forecast::ForecastService& for
   }
   // A series that appeared since the last refresh has no history yet: its latest value, as a
   // normal rule serves it, until the next refresh forecasts it.
-  if (fresh && now - fresh->read_at <= forecast::kFreshMaxAge) {
+  if (fresh && fresh->usableAt(now)) {
     for (const auto& [labels, value] : fresh->values) {
-      auto known = std::lower_bound(current->series.begin(), current->series.end(), labels,
-                                    [](const forecast::SeriesForecast& series, const auto& wanted) {
-                                      return series.labels < wanted;
-                                    });
-      const bool forecast_known = known != current->series.end() && known->labels == labels;
-      if (!forecast_known) add(labels, value);
+      if (forecast::findSeries(current->series, labels) == nullptr) add(labels, value);
     }
   }
   return Json{{"kind", "ExternalMetricValueList"},
@@ -151,13 +146,9 @@ server::HttpResponse observerPage(const forecast::ForecastService& forecasts,
   const auto fresh = forecasts.fresh(name);
   const auto now = forecast::Clock::now();
   for (forecast::ObservedSeries& observed : data.series) {
-    if (!current) break;
-    auto found = std::find_if(
-        current->series.begin(), current->series.end(),
-        [&observed](const forecast::SeriesForecast& one) { return one.labels == observed.labels; });
-    if (found != current->series.end()) {
-      observed.freshness = forecast::latestValueText(*current, *found, fresh.get(), now);
-    }
+    const forecast::SeriesForecast* found =
+        current ? forecast::findSeries(current->series, observed.labels) : nullptr;
+    if (found) observed.freshness = forecast::latestValueText(*current, *found, fresh.get(), now);
   }
   server::HttpResponse response;
   response.content_type = "text/html; charset=utf-8";

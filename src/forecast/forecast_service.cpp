@@ -152,14 +152,6 @@ std::shared_ptr<const RuleForecasts> computeForecasts(const config::ForecastRule
   return result;
 }
 
-const GridSeries* findSeries(const GridHistory& history,
-                             const std::map<std::string, std::string>& labels) {
-  auto found = std::lower_bound(
-      history.series.begin(), history.series.end(), labels,
-      [](const GridSeries& series, const auto& wanted) { return series.labels < wanted; });
-  return found != history.series.end() && found->labels == labels ? &*found : nullptr;
-}
-
 RuleStatus knownRule() {
   RuleStatus status;
   status.known = true;
@@ -214,7 +206,7 @@ double servedValue(const SeriesForecast& series, const ServedWindow& window,
 std::optional<double> freshValue(const FreshValues* fresh,
                                  const std::map<std::string, std::string>& labels,
                                  Clock::time_point now) {
-  if (fresh == nullptr || now - fresh->read_at > kFreshMaxAge) return std::nullopt;
+  if (fresh == nullptr || !fresh->usableAt(now)) return std::nullopt;
   auto found = fresh->values.find(labels);
   if (found == fresh->values.end() || !std::isfinite(found->second)) return std::nullopt;
   return found->second;
@@ -411,7 +403,7 @@ std::size_t ForecastService::selectPending(std::chrono::steady_clock::duration b
         continue;
       }
       auto selector = state->selectors.find(series.labels);
-      const GridSeries* values = findSeries(state->history, series.labels);
+      const GridSeries* values = findSeries(state->history.series, series.labels);
       if (selector == state->selectors.end() || values == nullptr) continue;
       // The same forecast the refresh that made `current` would have made with the selection.
       Forecast forecast =

@@ -672,27 +672,26 @@ double servedUnsnapped(const Forecast& forecast, std::size_t window_index, doubl
   const auto at = [window_index](const auto& windows) {
     return windows[std::min(window_index, windows.size() - 1)];
   };
-  if (!std::isfinite(latest)) {
-    return forecast.windows.empty() ? forecast.maximum : at(forecast.windows);
-  }
+  // The window as the refresh made it (raised to the history's last value for the first one).
+  const double refreshed = forecast.windows.empty() ? forecast.maximum : at(forecast.windows);
+  if (!std::isfinite(latest)) return refreshed;
   if (forecast.method == Method::kLatestValue) return latest;
   // A series forecast on its own samples: a sample due by the window's start has come (or was
   // missed), and `latest` is the value in force; the window serves its forecast only when it
   // holds a sample still to come (due after its start), raised to `latest`.
   if (forecast.on_samples) {
-    if (!forecast.next_sample_due || forecast.windows.empty()) return latest;
+    if (!forecast.next_sample_due) return latest;
     const auto spacing =
         static_cast<std::int64_t>(std::max<std::size_t>(1, forecast.sampling.spacing_steps));
     const auto k = static_cast<std::int64_t>(window_index);
     const DueSample due = firstDueFrom(*forecast.next_sample_due, spacing, k + 1);
-    if (due.at > k + forecast.horizon_steps) return latest;
-    return std::max(at(forecast.windows), latest);
+    return due.at > k + forecast.horizon_steps ? latest : std::max(refreshed, latest);
   }
   if (!forecast.combined_parts.empty()) {
     return combinedAt(forecast.method, at(forecast.combined_parts), latest);
   }
-  if (!forecast.unfloored_windows.empty()) return std::max(at(forecast.unfloored_windows), latest);
-  return std::max(forecast.windows.empty() ? forecast.maximum : at(forecast.windows), latest);
+  return std::max(forecast.unfloored_windows.empty() ? refreshed : at(forecast.unfloored_windows),
+                  latest);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,8 @@ inline constexpr std::chrono::seconds kFreshTimeout{4};
 struct FreshValues {
   Clock::time_point read_at;
   std::map<std::map<std::string, std::string>, double> values;
+  // Whether a read at `now` may use it: at most kFreshMaxAge old.
+  bool usableAt(Clock::time_point now) const { return now - read_at <= kFreshMaxAge; }
 };
 
 // The forecast of one series of a rule's query.
@@ -95,8 +98,19 @@ ServedWindow servedWindow(const RuleForecasts& forecasts, Clock::time_point now)
 double servedValue(const SeriesForecast& series, const ServedWindow& window,
                    std::optional<double> fresh = std::nullopt);
 
-// The value of the series labelled `labels` in `fresh` when that read is at most kFreshMaxAge
-// old at `now`; nullopt otherwise.
+// The series labelled `labels` in a vector sorted by labels (a rule's forecasts, a history), or
+// null.
+template <typename Series>
+const Series* findSeries(const std::vector<Series>& sorted,
+                         const std::map<std::string, std::string>& labels) {
+  auto found = std::lower_bound(
+      sorted.begin(), sorted.end(), labels,
+      [](const Series& series, const auto& wanted) { return series.labels < wanted; });
+  return found != sorted.end() && found->labels == labels ? &*found : nullptr;
+}
+
+// The value of the series labelled `labels` in `fresh` when that read is usable at `now`;
+// nullopt otherwise.
 std::optional<double> freshValue(const FreshValues* fresh,
                                  const std::map<std::string, std::string>& labels,
                                  Clock::time_point now);
