@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills ROOT with what the metrics-adapter binary needs to run and nothing else: the binary, the
 # shared libraries ldd says it loads and the dynamic loader, the copyright files of the Debian
-# packages those come from, the CA roots for an https --prometheus-url, /etc/passwd and
+# packages those and the code compiled into the binary come from, the CA roots for an https --prometheus-url, /etc/passwd and
 # /etc/group naming the unprivileged user 65532, and an empty /tmp. No shell, no package manager.
 # The Dockerfile's final stage (FROM scratch) is this tree; tests/integration/test_deploy.py runs
 # this script against the host's build and starts the binary from the tree.
@@ -46,6 +46,9 @@ for library in $libraries; do
   cp -L "$library" "$root$library"
   packages+=("$(owner "$library")")
 done
+# The libraries compiled into the binary (static archives and header-only code, CMakeLists.txt)
+# have no file of their own in the tree, but their licences travel with the binary all the same.
+packages+=(libre2-dev libyaml-cpp-dev libdeflate-dev libspdlog-dev libfmt-dev nlohmann-json3-dev)
 # Their licences travel with them (LGPL for glibc, OpenSSL's Apache-2.0, ...).
 for package in $(printf '%s\n' "${packages[@]}" | sort -u); do
   install -D -m 0644 "/usr/share/doc/$package/copyright" "$root/usr/share/doc/$package/copyright"

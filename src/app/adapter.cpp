@@ -225,9 +225,7 @@ class Adapter {
     }
     self_metrics_->setBuildInfo(MA_VERSION);
     relister_->start();
-    forecast_refresh_->start();
-    forecast_fresh_->start();
-    forecast_selections_->start();
+    startForecastsIfConfigured();
     if (refresher_) refresher_->start();
     reloader_->start();
     SPDLOG_INFO("metrics-adapter {} serving {} on https://{}:{} from {}", MA_VERSION,
@@ -323,7 +321,21 @@ class Adapter {
         });
     reloader_ = std::make_unique<ConfigReloader>(
         options_.config_file, loaded_identity_, config_state_, options_.config_check_interval,
-        [metrics = self_metrics_](bool success) { metrics->countConfigReload(success); });
+        [this](bool success) {
+          self_metrics_->countConfigReload(success);
+          if (success) startForecastsIfConfigured();
+        });
+  }
+
+  // The forecasts' three threads start with the first config that has forecastRules, at start
+  // or on a reload: a server without forecasts runs none of them (issue 47, idle memory).
+  void startForecastsIfConfigured() {
+    std::lock_guard lock(forecast_start_mutex_);
+    if (forecasts_started_ || config_state_->config()->forecast_rules.empty()) return;
+    forecasts_started_ = true;
+    forecast_refresh_->start();
+    forecast_fresh_->start();
+    forecast_selections_->start();
   }
 
   // The handlers, the request pipeline and the HTTPS server that feeds it.
@@ -420,6 +432,8 @@ class Adapter {
   std::unique_ptr<PeriodicTask> forecast_refresh_;
   std::unique_ptr<PeriodicTask> forecast_fresh_;       // readFresh
   std::unique_ptr<PeriodicTask> forecast_selections_;  // the first selections' worker
+  std::mutex forecast_start_mutex_;  // the reloader's thread and start() both may start them
+  bool forecasts_started_ = false;
   std::unique_ptr<ConfigReloader> reloader_;
   std::unique_ptr<RestMappingRefresher> refresher_;
   std::unique_ptr<audit::Auditor> auditor_;  // null when nothing is audited

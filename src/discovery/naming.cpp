@@ -20,10 +20,17 @@ std::unique_ptr<re2::RE2> compileRegex(const std::string& pattern, const std::st
   return regex;
 }
 
+// Go's unicode.IsLetter || unicode.IsDigit for one UTF-8 character. Compiled on the first
+// non-ASCII character only: the Unicode classes make a 120 KB program, which every server kept
+// for life when it was built on the first "$1".
+bool isLetterOrDigit(std::string_view character) {
+  static const re2::RE2 kLetterOrDigit("[\\p{L}\\p{Nd}]");
+  return re2::RE2::FullMatch(re2::StringPiece(character.data(), character.size()), kLetterOrDigit);
+}
+
 // Length of the reference name at the start of `text`: the longest run of letters, digits and
 // underscores, with Go's unicode.IsLetter / unicode.IsDigit for non-ASCII characters.
 std::size_t nameLength(std::string_view text) {
-  static const re2::RE2 kLetterOrDigit("[\\p{L}\\p{Nd}]");
   std::size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
@@ -33,10 +40,7 @@ std::size_t nameLength(std::string_view text) {
     }
     // Other ASCII ends the name; a multi-byte character continues it if it is a letter or digit.
     const std::size_t length = text::utf8SequenceLength(text, i);
-    if (length <= 1 ||
-        !re2::RE2::FullMatch(re2::StringPiece(text.data() + i, length), kLetterOrDigit)) {
-      break;
-    }
+    if (length <= 1 || !isLetterOrDigit(text.substr(i, length))) break;
     i += length;
   }
   return i;

@@ -10,11 +10,13 @@
 
 namespace metrics_adapter::server {
 
-// A fixed set of threads running submitted tasks, with a bound on queued plus running tasks.
-// Thread-safe.
+// Up to `threads` threads running submitted tasks, with a bound on queued plus running tasks.
+// A thread starts when a task finds none waiting, so a server that answers one request at a
+// time keeps one or two, not eight idle stacks (issue 47). Thread-safe.
 class WorkerPool {
  public:
-  // At least one thread and a capacity of at least one, whatever the arguments say.
+  // At most `threads` threads (at least one) and a capacity of at least one, whatever the
+  // arguments say. No thread runs before the first task.
   WorkerPool(unsigned threads, std::size_t max_in_flight);
   ~WorkerPool();  // stop()
 
@@ -33,6 +35,8 @@ class WorkerPool {
 
   std::size_t inFlight() const;
   bool isStopping() const;
+  std::size_t threadCount() const;         // started so far
+  std::size_t waitingThreadCount() const;  // of those, waiting for a task
 
  private:
   struct Task {
@@ -42,11 +46,13 @@ class WorkerPool {
 
   void run();
 
+  const std::size_t max_threads_;
   const std::size_t max_in_flight_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Task> queue_;
   std::size_t running_ = 0;
+  std::size_t waiting_ = 0;  // threads waiting for a task
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -22,6 +22,11 @@ ARGS, UNITTEST_ARGV = harness.parse_args()
 REPO = harness.REPO
 DEPLOY = os.path.join(REPO, "deploy")
 # What docs/installation.md tells users to apply; "" is deploy/ itself.
+# The Debian packages whose code is compiled into the binary (static archives, header-only
+# libraries) and a name each puts in its symbols.
+COMPILED_IN = {"libre2-dev": "re2::RE2", "libyaml-cpp-dev": "YAML::", "libdeflate-dev":
+               "libdeflate_crc32", "libspdlog-dev": "spdlog::", "libfmt-dev": "fmt::v9::",
+               "nlohmann-json3-dev": "nlohmann::"}
 INSTALLS = ["", "overlays/dcgm", "overlays/alibaba", "overlays/llm-inference"]
 API_SERVICES = {("custom.metrics.k8s.io", "v1beta1"), ("custom.metrics.k8s.io", "v1beta2"),
                 ("external.metrics.k8s.io", "v1beta1")}
@@ -758,6 +763,12 @@ class DockerfileTest(unittest.TestCase):
                 owner = run(["dpkg", "-S", os.path.realpath(library)])
             package = owner.stdout.split(":")[0]
             self.assertIn("/usr/share/doc/%s/copyright" % package, files, library)
+        # And those of the libraries compiled in, which ldd does not list: each is in the
+        # binary's symbols, and its licence in the tree.
+        symbols = checked(["nm", "-C", ARGS.binary])
+        for package, namespace in COMPILED_IN.items():
+            self.assertIn(namespace, symbols, package)
+            self.assertIn("/usr/share/doc/%s/copyright" % package, files, package)
 
     def test_binary_starts_from_the_tree_alone(self):
         root = self.image_root()

@@ -64,5 +64,32 @@ TEST(WorkerPoolTest, StopDropsQueuedTasksAndRefusesNewOnes) {
   EXPECT_FALSE(pool.trySubmit([] {}));
 }
 
+TEST(WorkerPoolTest, StartsAThreadOnlyWhenNoneIsWaiting) {
+  WorkerPool pool(3, 16);
+  EXPECT_EQ(pool.threadCount(), 0u);
+  for (int i = 0; i < 5; ++i) {  // one task at a time: the first thread serves them all
+    std::promise<void> ran;
+    ASSERT_TRUE(pool.trySubmit([&] { ran.set_value(); }));
+    ran.get_future().wait();
+    // The thread is back waiting before the next task, as an idle server's worker is.
+    while (pool.waitingThreadCount() != 1) std::this_thread::yield();
+  }
+  EXPECT_EQ(pool.threadCount(), 1u);
+
+  std::latch release(1);
+  std::atomic<int> started{0};
+  for (int i = 0; i < 6; ++i) {  // more blocked tasks than threads: the pool's size, no more
+    ASSERT_TRUE(pool.trySubmit([&] {
+      ++started;
+      release.wait();
+    }));
+  }
+  while (started < 3) std::this_thread::yield();
+  EXPECT_EQ(pool.threadCount(), 3u);
+  release.count_down();
+  while (started < 6) std::this_thread::yield();  // the three queued ones ran on those three
+  EXPECT_EQ(pool.threadCount(), 3u);
+}
+
 }  // namespace
 }  // namespace metrics_adapter::server
