@@ -319,12 +319,12 @@ class Adapter {
           forecasts->selectPending(kSelectionBatch);
           metrics->setForecastSelectionsPending(forecasts->selectionProgress().pending);
         });
-    reloader_ = std::make_unique<ConfigReloader>(
-        options_.config_file, loaded_identity_, config_state_, options_.config_check_interval,
-        [this](bool success) {
-          self_metrics_->countConfigReload(success);
-          if (success) startForecastsIfConfigured();
-        });
+    reloader_ =
+        std::make_unique<ConfigReloader>(options_.config_file, loaded_identity_, config_state_,
+                                         options_.config_check_interval, [this](bool success) {
+                                           self_metrics_->countConfigReload(success);
+                                           if (success) startForecastsIfConfigured();
+                                         });
   }
 
   // The forecasts' three threads start with the first config that has forecastRules, at start

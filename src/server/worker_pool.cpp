@@ -10,8 +10,7 @@
 namespace metrics_adapter::server {
 
 WorkerPool::WorkerPool(unsigned threads, std::size_t max_in_flight)
-    : max_threads_(std::max(threads, 1u)),
-      max_in_flight_(std::max<std::size_t>(max_in_flight, 1)) {
+    : max_threads_(std::max(threads, 1u)), max_in_flight_(std::max<std::size_t>(max_in_flight, 1)) {
   threads_.reserve(max_threads_);
 }
 
