@@ -89,6 +89,7 @@ TEST(WorkerPoolTest, StartsAThreadOnlyWhenNoneIsWaiting) {
   release.count_down();
   while (started < 6) std::this_thread::yield();  // the three queued ones ran on those three
   EXPECT_EQ(pool.threadCount(), 3u);
+  pool.stop();  // the last tasks may still be in release.wait(), which goes before the pool
 }
 
 }  // namespace
