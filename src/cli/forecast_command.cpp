@@ -44,10 +44,10 @@ std::map<std::string, app::ToolFlag> forecastFlags(ForecastCommandOptions* optio
   return {
       {"config",
        {.help = "the rules file",
-        .apply = [options](const std::string& v) { options->config_file = v; }}},
+        .apply = app::storeText(options, &ForecastCommandOptions::config_file)}},
       {"rule",
        {.help = "the forecastRule's name (default: the only one)",
-        .apply = [options](const std::string& v) { options->rule = v; }}},
+        .apply = app::storeText(options, &ForecastCommandOptions::rule)}},
       {"days",
        {.help = "days to replay, 1 to 35 (default 1)",
         .apply =
@@ -62,7 +62,7 @@ std::map<std::string, app::ToolFlag> forecastFlags(ForecastCommandOptions* optio
             }}},
       {"output",
        {.help = "backtest: text or json; observe: the HTML file to write",
-        .apply = [options](const std::string& v) { options->output = v; }}},
+        .apply = app::storeText(options, &ForecastCommandOptions::output)}},
       {"threshold",
        {.help = "backtest: the level whose upward crossings give lead times",
         .apply =

@@ -118,6 +118,12 @@ struct ToolFlag {
   std::function<void(const std::string& value)> apply;  // throws FlagError
 };
 
+// A ToolFlag's apply that stores the value in one text field of a tool's options.
+template <typename Options>
+std::function<void(const std::string&)> storeText(Options* options, std::string Options::*field) {
+  return [options, field](const std::string& value) { options->*field = value; };
+}
+
 // Reads a tool's words (check-config, explain) with the server's syntax and the server's own
 // definitions of the flags they share: every Prometheus client flag (--prometheus-url, -verb,
 // -header, -token-file, -ca-file, -client-tls-cert-file, -client-tls-key-file, -auth-config,

@@ -265,7 +265,7 @@ std::map<std::string, app::ToolFlag> checkConfigFlags(CheckConfigOptions* option
   return {{"series-file",
            {.help = "a series file (series lines or /api/v1/series JSON) to discover from "
                     "instead of Prometheus",
-            .apply = [options](const std::string& v) { options->series_file = v; }}}};
+            .apply = app::storeText(options, &CheckConfigOptions::series_file)}}};
 }
 
 }  // namespace

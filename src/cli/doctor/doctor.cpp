@@ -44,9 +44,6 @@ constexpr const char* kDoctorUsage =
     "       kubectl metrics-adapter doctor hpa NAME -n NS [RULES]\n";
 
 std::map<std::string, app::ToolFlag> doctorFlags(DoctorOptions* options) {
-  auto text = [options](std::string DoctorOptions::*field) {
-    return [options, field](const std::string& value) { options->*field = value; };
-  };
   auto all = [options](const std::string& value) {
     options->all_namespaces = app::parseBoolFlag("all-namespaces", value);
   };
@@ -54,10 +51,11 @@ std::map<std::string, app::ToolFlag> doctorFlags(DoctorOptions* options) {
     if (value != "json" && value != "text") throw app::FlagError("--output: json or text");
     options->json_output = value == "json";
   };
-  const app::ToolFlag namespace_flag{.help = "the HPA's namespace (default: default)",
-                                     .apply = text(&DoctorOptions::namespace_name)};
+  const app::ToolFlag namespace_flag{
+      .help = "the HPA's namespace (default: default)",
+      .apply = app::storeText(options, &DoctorOptions::namespace_name)};
   const app::ToolFlag file_flag{.help = "HPAs from a YAML or JSON file (not yet applied ones too)",
-                                .apply = text(&DoctorOptions::file)};
+                                .apply = app::storeText(options, &DoctorOptions::file)};
   const app::ToolFlag output_flag{.help = "text (default) or json", .apply = output};
   const app::ToolFlag all_flag{
       .boolean = true, .help = "every HPA of every namespace", .apply = all};
@@ -73,14 +71,14 @@ std::map<std::string, app::ToolFlag> doctorFlags(DoctorOptions* options) {
       {"kubeconfig",
        {.help = "kubeconfig to read the cluster with (default: $KUBECONFIG, ~/.kube/config, "
                 "in-cluster)",
-        .apply = text(&DoctorOptions::kubeconfig)}},
+        .apply = app::storeText(options, &DoctorOptions::kubeconfig)}},
       {"config",
        {.help = "the adapter's rules file (default: read from the --adapter Deployment)",
-        .apply = text(&DoctorOptions::config_file)}},
+        .apply = app::storeText(options, &DoctorOptions::config_file)}},
       {"adapter",
        {.help = "NS/NAME of the adapter's Deployment whose ConfigMap and --prometheus-url are "
                 "used when --config is not given (default custom-metrics/metrics-adapter)",
-        .apply = text(&DoctorOptions::adapter)}},
+        .apply = app::storeText(options, &DoctorOptions::adapter)}},
   };
 }
 

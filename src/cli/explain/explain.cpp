@@ -42,26 +42,30 @@ constexpr const char* kUsage =
 
 // explain's own flags, writing into `options` (nullptr: only for the usage text).
 std::map<std::string, app::ToolFlag> explainFlags(ExplainOptions* options) {
-  auto text = [options](std::string ExplainOptions::*field) {
-    return [options, field](const std::string& value) { options->*field = value; };
-  };
   return {
-      {"config", {.help = "the rules file", .apply = text(&ExplainOptions::config_file)}},
+      {"config",
+       {.help = "the rules file", .apply = app::storeText(options, &ExplainOptions::config_file)}},
       {"metric",
-       {.help = "the metric name the HPA asks for", .apply = text(&ExplainOptions::metric)}},
+       {.help = "the metric name the HPA asks for",
+        .apply = app::storeText(options, &ExplainOptions::metric)}},
       {"resource",
-       {.help = "the objects' resource (default pods)", .apply = text(&ExplainOptions::resource)}},
+       {.help = "the objects' resource (default pods)",
+        .apply = app::storeText(options, &ExplainOptions::resource)}},
       {"namespace",
-       {.help = "the objects' namespace", .apply = text(&ExplainOptions::namespace_name)}},
+       {.help = "the objects' namespace",
+        .apply = app::storeText(options, &ExplainOptions::namespace_name)}},
       {"name",
-       {.help = "one object's name (default: every object)", .apply = text(&ExplainOptions::name)}},
+       {.help = "one object's name (default: every object)",
+        .apply = app::storeText(options, &ExplainOptions::name)}},
       {"selector",
-       {.help = "labelSelector of the objects", .apply = text(&ExplainOptions::selector)}},
+       {.help = "labelSelector of the objects",
+        .apply = app::storeText(options, &ExplainOptions::selector)}},
       {"metric-selector",
        {.help = "metricLabelSelector (external: labelSelector)",
-        .apply = text(&ExplainOptions::metric_selector)}},
+        .apply = app::storeText(options, &ExplainOptions::metric_selector)}},
       {"version",
-       {.help = "v1beta1 or v1beta2 (default)", .apply = text(&ExplainOptions::version)}},
+       {.help = "v1beta1 or v1beta2 (default)",
+        .apply = app::storeText(options, &ExplainOptions::version)}},
       {"resource-metrics",
        {.boolean = true,
         .help = "a metrics.k8s.io request (kubectl top, HPA type Resource) of --name",
